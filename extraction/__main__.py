@@ -1,0 +1,5 @@
+import sys
+
+from extraction.cli import main
+
+sys.exit(main())

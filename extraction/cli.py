@@ -1,0 +1,317 @@
+"""``python -m extraction``: build and inspect the knowledge base.
+
+Every failure a user can cause (bad path, unreachable database, wrong model,
+bad environment variable) ends in one ``error:`` line naming what to fix and a
+non-zero exit code; tracebacks are for bugs only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import orjson
+from pydantic import ValidationError
+from rich.console import Console
+
+from extraction.settings import BUNDLED_SAMPLE
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+ENVIRONMENT_HELP = """\
+environment:
+  DATABASE_URL            PostgreSQL with pgvector (postgresql://...); unset: embedded server
+  KB_PGDATA               embedded server data directory
+                          (default: $XDG_DATA_HOME/vendor-knowledge/pgdata,
+                           i.e. ~/.local/share/vendor-knowledge/pgdata)
+  KB_DB_CONNECT_TIMEOUT   seconds to wait for the database (default 10)
+  KB_CORPUS               default notes folder for rebuild-graph (default: bundled sample)
+  KB_EMBEDDING_MODEL      local sentence-transformers model folder
+                          (default: packaged all-MiniLM-L6-v2)
+  KB_EMBED_BATCH_SIZE     texts per embedding batch (default 64)
+  KB_CHUNK_TOKENS         chunk size in word pieces (default 256, the model window)
+  KB_CHUNK_OVERLAP        share of a chunk repeated from the previous one (default 0.15)
+  KB_SPACY_BATCH_SIZE     texts per spaCy batch (default 64)
+  KB_MAX_FILE_BYTES       larger notes are skipped with a warning (default 5 MiB)
+"""
+
+
+class CliError(Exception):
+    """A failure to report as one line, with an exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m extraction",
+        description=(
+            "Turn a folder of markdown vendor notes into a searchable knowledge base in "
+            "PostgreSQL: chunks with embeddings and full text, plus a per-vendor graph of "
+            "entities and typed relationships."
+        ),
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add_build(name: str, help_text: str, path_required: bool) -> argparse.ArgumentParser:
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=ENVIRONMENT_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.add_argument(
+            "path",
+            nargs=None if path_required else "?",
+            type=Path,
+            help="folder of notes (vendors/<Vendor>/<topic>.md), one vendor folder, or one file"
+            + ("" if path_required else "; default: $KB_CORPUS or the bundled sample corpus"),
+        )
+        p.add_argument("--json", action="store_true", help="print the summary as JSON")
+        p.add_argument("--quiet", action="store_true", help="no progress bar")
+        return p
+
+    add_build(
+        "rebuild-graph",
+        "Sync the knowledge base with a notes folder: add new and changed notes, remove "
+        "deleted ones, and rebuild the graph of every affected vendor. Unchanged notes are "
+        "not re-embedded or re-parsed.",
+        path_required=False,
+    )
+    add_build(
+        "ingest",
+        "Add or update the notes under PATH without removing anything else.",
+        path_required=True,
+    )
+
+    status = sub.add_parser(
+        "status",
+        help="What the knowledge base holds, by vendor, and its last builds.",
+        description="What the knowledge base holds, by vendor, and its last builds.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    status.add_argument(
+        "--vendors",
+        type=int,
+        default=20,
+        metavar="N",
+        help="show the N largest vendors (default 20, 0 for all)",
+    )
+    status.add_argument("--json", action="store_true", help="print as JSON")
+
+    extract = sub.add_parser(
+        "extract",
+        help="Run entity and relationship extraction on one text and print the result.",
+        description=(
+            "Run entity and relationship extraction (the pipeline's own code path) on one "
+            "text: a file, or standard input with '-'."
+        ),
+    )
+    extract.add_argument(
+        "file", nargs="?", default="-", help="text or markdown file, or - for stdin"
+    )
+    extract.add_argument("--vendor", help="vendor the text is about (seeds the entity ruler)")
+    extract.add_argument("--json", action="store_true", help="print JSON (default: tables)")
+
+    ev = sub.add_parser(
+        "eval",
+        help="Score extraction against KnowledgeNet (relations) and wikigold (NER).",
+        description=(
+            "Score relationship extraction against KnowledgeNet gold facts and NER against "
+            "wikigold, printing precision / recall / F1 per type."
+        ),
+    )
+    ev.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="folder holding knowledgenet/ and wikigold/ "
+        "(default: $KB_EVAL_DATA, else the shared/data folder beside this repository)",
+    )
+    ev.add_argument("--task", choices=["all", "relations", "ner"], default="all")
+    ev.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only the first N passages / documents (quick check)",
+    )
+    ev.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    err = Console(stderr=True)
+    try:
+        if args.command in ("rebuild-graph", "ingest"):
+            return _cmd_build(args)
+        if args.command == "status":
+            return _cmd_status(args)
+        if args.command == "extract":
+            return _cmd_extract(args)
+        if args.command == "eval":
+            return _cmd_eval(args)
+    except CliError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return exc.code
+    except KeyboardInterrupt:
+        err.print("[bold red]interrupted[/]: nothing half-done was published")
+        return 130
+    parser.error(f"unknown command {args.command}")
+    return EXIT_USAGE
+
+
+def _settings_error(exc: ValidationError) -> NoReturn:
+    problems = []
+    for e in exc.errors():
+        name = str(e["loc"][0]) if e["loc"] else "?"
+        problems.append(f"{name}: {e['msg']}")
+    raise CliError("invalid setting: " + "; ".join(problems), EXIT_USAGE)
+
+
+def _open_db() -> Any:
+    from sql import DatabaseError
+    from sql.database import open_database
+    from sql.settings import DatabaseSettings
+
+    try:
+        return open_database(DatabaseSettings())
+    except ValidationError as exc:
+        _settings_error(exc)
+    except DatabaseError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from extraction.corpus import CorpusError
+    from extraction.pipeline import Rebuilder, RebuildError
+    from extraction.progress import RichProgress
+    from extraction.report import render_build_report
+    from extraction.settings import ExtractionSettings
+    from search.embedder import EmbeddingConfigError, EmbeddingSettings
+    from sql import DatabaseError
+
+    path: Path = args.path or Path(os.environ.get("KB_CORPUS") or BUNDLED_SAMPLE)
+    if not path.exists():
+        raise CliError(f"{path}: no such file or folder", EXIT_USAGE)
+    try:
+        settings = ExtractionSettings()
+        embedding = EmbeddingSettings()
+    except ValidationError as exc:
+        _settings_error(exc)
+    console = Console(stderr=True)
+    db = _open_db()
+    try:
+        with RichProgress(console, enabled=not (args.quiet or args.json)) as progress:
+            rebuilder = Rebuilder(
+                db, settings=settings, embedding_settings=embedding, progress=progress
+            )
+            report = rebuilder.run(path, delete_missing=args.command == "rebuild-graph")
+    except (CorpusError, RebuildError, DatabaseError, EmbeddingConfigError) as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        render_build_report(Console(), report, db.description)
+    return EXIT_OK
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from extraction.report import collect_status, render_status
+
+    if args.vendors < 0:
+        raise CliError("--vendors must be 0 or more", EXIT_USAGE)
+    db = _open_db()
+    status = collect_status(db, vendor_limit=args.vendors or None)
+    if args.json:
+        sys.stdout.write(orjson.dumps(status, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        render_status(Console(), status)
+    return EXIT_OK
+
+
+def _read_text_arg(name: str) -> str:
+    if name == "-":
+        data = sys.stdin.buffer.read()
+        where = "standard input"
+    else:
+        p = Path(name)
+        if not p.is_file():
+            raise CliError(f"{name}: no such file", EXIT_USAGE)
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            raise CliError(f"{name}: cannot read ({exc.strerror})") from None
+        where = name
+    if b"\x00" in data:
+        raise CliError(f"{where}: binary data (NUL bytes), not text", EXIT_USAGE)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CliError(
+            f"{where}: not UTF-8 (first bad byte at offset {exc.start}); convert it to UTF-8",
+            EXIT_USAGE,
+        ) from None
+
+
+def _cmd_extract(args: argparse.Namespace) -> int:
+    from extraction.models import ExtractionContext
+    from extraction.nlp import Extractor
+    from extraction.report import extraction_to_dict, render_extraction
+
+    text = _read_text_arg(args.file)
+    context = ExtractionContext(vendor=args.vendor.strip() if args.vendor else None)
+    result = Extractor.load().extract(text, context)
+    data = extraction_to_dict(result)
+    if args.json:
+        sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        render_extraction(Console(), data)
+    return EXIT_OK
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from extraction import evaluate
+
+    if args.limit is not None and args.limit < 1:
+        raise CliError("--limit must be 1 or more", EXIT_USAGE)
+    data_dir: Path = args.data or Path(os.environ.get("KB_EVAL_DATA") or evaluate.DATA_DIR)
+    out: dict[str, Any] = {}
+    console = Console()
+    kn = data_dir / "knowledgenet" / "facts_folds1-3.jsonl"
+    wg = data_dir / "wikigold" / "CONLL-format" / "data" / "wikigold.conll.txt"
+    if args.task in ("all", "relations") and not kn.is_file():
+        raise CliError(
+            f"{kn}: KnowledgeNet facts not found (set --data or KB_EVAL_DATA)", EXIT_USAGE
+        )
+    if args.task in ("all", "ner") and not wg.is_file():
+        raise CliError(f"{wg}: wikigold not found (set --data or KB_EVAL_DATA)", EXIT_USAGE)
+    if args.task in ("all", "relations"):
+        rel = evaluate.run_relation_eval(
+            path=kn, limit=args.limit, folds=(1, 2, 3), show_progress=not args.json
+        )
+        out["relations"] = rel.to_dict()
+        if not args.json:
+            evaluate.render_relation_eval(rel, console)
+    if args.task in ("all", "ner"):
+        ner = evaluate.run_ner_eval(path=wg, limit=args.limit, show_progress=not args.json)
+        out["ner"] = ner.to_dict()
+        if not args.json:
+            evaluate.render_ner_eval(ner, console)
+    if args.json:
+        sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
+    return EXIT_OK

@@ -1,0 +1,57 @@
+"""Extraction settings, read from the environment when a command starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: The sample corpus bundled with the repository (a few dozen real notes).
+BUNDLED_SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "vendor_notes"
+
+
+class ExtractionSettings(BaseSettings):
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+
+    max_file_bytes: int = Field(
+        default=5 * 1024 * 1024,
+        ge=1024,
+        validation_alias=AliasChoices("KB_MAX_FILE_BYTES", "max_file_bytes"),
+        description="notes larger than this are skipped with a warning",
+    )
+    chunk_tokens: int = Field(
+        default=256,
+        ge=32,
+        le=8192,
+        validation_alias=AliasChoices("KB_CHUNK_TOKENS", "chunk_tokens"),
+        description="chunk size in word pieces, capped at the model's window",
+    )
+    chunk_overlap: float = Field(
+        default=0.15,
+        ge=0.0,
+        le=0.5,
+        validation_alias=AliasChoices("KB_CHUNK_OVERLAP", "chunk_overlap"),
+        description="share of a chunk repeated from the previous one",
+    )
+    spacy_batch_size: int = Field(
+        default=64,
+        ge=1,
+        le=10_000,
+        validation_alias=AliasChoices("KB_SPACY_BATCH_SIZE", "spacy_batch_size"),
+        description="texts per spaCy nlp.pipe batch",
+    )
+    store_batch: int = Field(
+        default=512,
+        ge=1,
+        le=100_000,
+        validation_alias=AliasChoices("KB_STORE_BATCH", "store_batch"),
+        description="chunks computed between commits of the work caches",
+    )
+    publish_pause_s: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=600.0,
+        validation_alias=AliasChoices("KB_FAULT_PUBLISH_PAUSE_S", "publish_pause_s"),
+        description="fault injection for tests: seconds to wait inside the publish transaction",
+    )

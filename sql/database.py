@@ -1,0 +1,214 @@
+"""Opening the knowledge base: connection, extensions, migrations, model binding."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
+
+from sql.embedded import start_embedded
+from sql.errors import (
+    DatabaseUnavailable,
+    MigrationError,
+    ModelMismatch,
+    PgvectorMissing,
+)
+from sql.queries import migrations, queries, schema_sql
+from sql.settings import DatabaseSettings
+
+MIN_PGVECTOR = (0, 8)
+_MIGRATION_LOCK = 7_344_201  # advisory lock key: one migrator at a time
+
+
+def redact(conninfo: str) -> str:
+    """Connection string without its password, for messages and logs.
+
+    >>> redact("postgresql://kb:s3cret@db.example:5432/kb")
+    'postgresql://kb:***@db.example:5432/kb'
+    >>> redact("host=db password=s3cret dbname=kb")
+    'host=db password=*** dbname=kb'
+    """
+    out = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", conninfo)
+    return re.sub(r"(password\s*=\s*)\S+", r"\1***", out, flags=re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Database:
+    """A reachable knowledge base with the current schema."""
+
+    conninfo: str
+    embedded_dir: Path | None
+    connect_timeout: float = 10.0
+
+    @property
+    def description(self) -> str:
+        if self.embedded_dir is not None:
+            return f"embedded PostgreSQL in {self.embedded_dir}"
+        return redact(self.conninfo)
+
+    def connect(self, *, autocommit: bool = False) -> psycopg.Connection[dict[str, Any]]:
+        """A new connection with dict rows and the pgvector adapter."""
+        conn = _connect(self.conninfo, self.connect_timeout, autocommit=autocommit)
+        register_vector(conn)
+        return conn
+
+    def pool(self, *, min_size: int = 1, max_size: int = 4) -> ConnectionPool:
+        """A pool whose connections have the pgvector adapter; waits until usable."""
+        pool = ConnectionPool(
+            self.conninfo,
+            min_size=min_size,
+            max_size=max_size,
+            kwargs={"row_factory": dict_row, "connect_timeout": int(self.connect_timeout)},
+            configure=register_vector,
+            open=False,
+        )
+        pool.open(wait=True, timeout=self.connect_timeout)
+        return pool
+
+
+def _connect(
+    conninfo: str, timeout: float, *, autocommit: bool = False
+) -> psycopg.Connection[dict[str, Any]]:
+    try:
+        return psycopg.connect(
+            conninfo,
+            autocommit=autocommit,
+            row_factory=dict_row,
+            connect_timeout=max(1, int(timeout)),
+        )
+    except psycopg.OperationalError as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DatabaseUnavailable(
+            f"cannot connect to {redact(conninfo)}: {redact(first_line)}. "
+            "Check DATABASE_URL, or unset it to use the embedded server."
+        ) from None
+
+
+def open_database(
+    settings: DatabaseSettings | None = None, *, stop_embedded_at_exit: bool = False
+) -> Database:
+    """Connect (starting the embedded server if ``DATABASE_URL`` is unset),
+    check pgvector and bring the schema up to date."""
+    settings = settings or DatabaseSettings()
+    if settings.database_url is not None:
+        conninfo = settings.database_url.get_secret_value()
+        embedded_dir = None
+    else:
+        embedded_dir = settings.pgdata.expanduser().resolve()
+        conninfo = start_embedded(embedded_dir, stop_at_exit=stop_embedded_at_exit)
+    db = Database(conninfo, embedded_dir, settings.connect_timeout)
+    with _connect(conninfo, settings.connect_timeout, autocommit=True) as conn:
+        ensure_extensions(conn)
+        migrate(conn)
+    return db
+
+
+def ensure_extensions(conn: psycopg.Connection[Any]) -> None:
+    q = queries()
+    available = conn.execute(q["pgvector_available"]).fetchone()
+    if not available or available["default_version"] is None:
+        raise PgvectorMissing()
+    try:
+        conn.execute(q["create_extensions"])
+    except psycopg.errors.InsufficientPrivilege:
+        raise PgvectorMissing(
+            "pgvector is installed on the server but this user may not CREATE EXTENSION vector: "
+            "ask an administrator to run it once in this database."
+        ) from None
+    row = conn.execute(q["pgvector_version"]).fetchone()
+    version = tuple(int(p) for p in re.findall(r"\d+", row["extversion"])[:2]) if row else ()
+    if version < MIN_PGVECTOR:
+        raise PgvectorMissing(
+            f"pgvector {row['extversion'] if row else '?'} is too old: 0.8 or newer is needed "
+            "(iterative index scans). Run ALTER EXTENSION vector UPDATE."
+        )
+
+
+def migrate(conn: psycopg.Connection[Any]) -> list[str]:
+    """Create the schema or apply pending migrations; return what was applied."""
+    q = queries()
+    applied: list[str] = []
+    try:
+        with conn.transaction():
+            conn.execute(q["migration_lock"], {"key": _MIGRATION_LOCK})
+            conn.execute(q["create_migrations_table"])
+            done = {r["version"] for r in conn.execute(q["applied_migrations"]).fetchall()}
+            all_migrations = migrations()
+            if not done:
+                has_tables = conn.execute(q["kb_tables_exist"]).fetchone()
+                if has_tables and has_tables["exists"]:
+                    raise MigrationError(
+                        "the database has knowledge-base tables but no migration history; "
+                        "use an empty database or the one this tool created"
+                    )
+                conn.execute(schema_sql())
+                for version, _ in all_migrations:
+                    conn.execute(q["record_migration"], {"version": version})
+                return [v for v, _ in all_migrations]
+            for version, statement in all_migrations:
+                if version in done:
+                    continue
+                conn.execute(statement)
+                conn.execute(q["record_migration"], {"version": version})
+                applied.append(version)
+    except psycopg.Error as exc:
+        raise MigrationError(f"schema migration failed: {exc}") from None
+    return applied
+
+
+def migrate_from_history(conn: psycopg.Connection[Any]) -> None:
+    """Build the schema by replaying every migration (used to check schema.sql)."""
+    q = queries()
+    with conn.transaction():
+        conn.execute(q["create_migrations_table"])
+        for version, statement in migrations():
+            conn.execute(statement)
+            conn.execute(q["record_migration"], {"version": version})
+
+
+@dataclass(frozen=True, slots=True)
+class ModelBinding:
+    name: str
+    dimension: int
+
+
+def bind_embedding_model(conn: psycopg.Connection[Any], name: str, dimension: int) -> None:
+    """Fix the vector dimension to the model's on first use; refuse another model later."""
+    q = queries()
+    with conn.transaction():
+        conn.execute(q["migration_lock"], {"key": _MIGRATION_LOCK})
+        current = conn.execute(q["get_meta"], {"key": "embedding_model"}).fetchone()
+        if current is None:
+            conn.execute(sql.SQL(q["bind_embedding_dimension"]).format(dim=sql.Literal(dimension)))
+            conn.execute(q["create_hnsw_index"])
+            conn.execute(
+                q["set_meta"],
+                {
+                    "key": "embedding_model",
+                    "value": Jsonb({"name": name, "dimension": dimension}),
+                },
+            )
+            return
+        bound = current["value"]
+        if bound.get("name") != name or int(bound.get("dimension", -1)) != dimension:
+            raise ModelMismatch(
+                f"this database holds {bound.get('dimension')}-d vectors from the embedding model "
+                f"{bound.get('name')!r}, but the configured model is {name!r} ({dimension}-d). "
+                "Configure the same model (KB_EMBEDDING_MODEL), or point KB_PGDATA / DATABASE_URL "
+                "at a new database and rebuild."
+            )
+
+
+def bound_model(conn: psycopg.Connection[Any]) -> ModelBinding | None:
+    row = conn.execute(queries()["get_meta"], {"key": "embedding_model"}).fetchone()
+    if row is None:
+        return None
+    return ModelBinding(row["value"]["name"], int(row["value"]["dimension"]))

@@ -1,0 +1,214 @@
+-- Named statements for setup, the extraction pipeline and status reports.
+-- Each block starts with "-- name --"; sql.queries() maps names to statements.
+
+-- pgvector_available --
+SELECT default_version FROM pg_available_extensions WHERE name = 'vector';
+
+-- create_extensions --
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+
+-- pgvector_version --
+SELECT extversion FROM pg_extension WHERE extname = 'vector';
+
+-- migration_lock --
+SELECT pg_advisory_xact_lock(%(key)s);
+
+-- create_migrations_table --
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    text PRIMARY KEY,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- applied_migrations --
+SELECT version FROM schema_migrations ORDER BY version;
+
+-- kb_tables_exist --
+SELECT to_regclass('documents') IS NOT NULL AS exists;
+
+-- record_migration --
+INSERT INTO schema_migrations (version) VALUES (%(version)s);
+
+-- get_meta --
+SELECT value FROM kb_meta WHERE key = %(key)s;
+
+-- set_meta --
+INSERT INTO kb_meta (key, value) VALUES (%(key)s, %(value)s)
+ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now();
+
+-- bind_embedding_dimension --
+ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({dim});
+
+-- create_hnsw_index --
+CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks
+    USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
+
+-- rebuild_lock --
+-- Session-level: held for the whole rebuild, released when the process dies.
+SELECT pg_try_advisory_lock(%(key)s) AS locked;
+
+-- rebuild_unlock --
+SELECT pg_advisory_unlock(%(key)s);
+
+-- mark_interrupted_builds --
+-- Called while holding the rebuild lock: a build still 'running' then is one
+-- whose process died.
+UPDATE graph_builds
+SET status = 'interrupted', finished_at = now(),
+    message = 'the rebuild process ended before publishing; nothing of it was published'
+WHERE status = 'running'
+RETURNING id;
+
+-- start_build --
+INSERT INTO graph_builds (status, corpus_root, models)
+VALUES ('running', %(corpus_root)s, %(models)s)
+RETURNING id;
+
+-- finish_build --
+UPDATE graph_builds
+SET status = %(status)s, finished_at = now(), counts = %(counts)s, message = %(message)s
+WHERE id = %(id)s;
+
+-- document_hashes --
+SELECT source_path, content_hash FROM documents;
+
+-- missing_embeddings --
+SELECT h.content_hash
+FROM unnest(%(hashes)s::text[]) AS h(content_hash)
+WHERE NOT EXISTS (
+    SELECT 1 FROM embedding_cache e
+    WHERE e.model = %(model)s AND e.content_hash = h.content_hash
+);
+
+-- copy_embedding_cache --
+COPY embedding_cache (model, content_hash, embedding) FROM STDIN WITH (FORMAT BINARY);
+
+-- fetch_embeddings --
+SELECT content_hash, embedding FROM embedding_cache
+WHERE model = %(model)s AND content_hash = ANY(%(hashes)s);
+
+-- missing_extractions --
+SELECT k.extraction_key
+FROM unnest(%(keys)s::text[]) AS k(extraction_key)
+WHERE NOT EXISTS (
+    SELECT 1 FROM extraction_cache x WHERE x.extraction_key = k.extraction_key
+);
+
+-- copy_extraction_cache --
+COPY extraction_cache (extraction_key, result) FROM STDIN;
+
+-- upsert_vendor --
+INSERT INTO vendors (name, normalized_name, aliases)
+VALUES (%(name)s, %(normalized_name)s, '{}')
+ON CONFLICT (normalized_name) DO UPDATE SET last_updated = now()
+RETURNING id;
+
+-- upsert_document --
+INSERT INTO documents (source_path, vendor_id, category, title, metadata, content_hash, doc_date)
+VALUES (%(source_path)s, %(vendor_id)s, %(category)s, %(title)s, %(metadata)s,
+        %(content_hash)s, %(doc_date)s)
+ON CONFLICT (source_path) DO UPDATE SET
+    vendor_id = EXCLUDED.vendor_id, category = EXCLUDED.category, title = EXCLUDED.title,
+    metadata = EXCLUDED.metadata, content_hash = EXCLUDED.content_hash,
+    doc_date = EXCLUDED.doc_date, updated_at = now()
+RETURNING id, (xmax = 0) AS inserted;
+
+-- document_vendor_ids --
+SELECT DISTINCT vendor_id FROM documents WHERE source_path = ANY(%(paths)s);
+
+-- delete_document_chunks --
+DELETE FROM chunks WHERE document_id = ANY(%(document_ids)s);
+
+-- copy_chunks --
+COPY chunks (document_id, chunk_index, total_chunks, context_header, content, content_hash,
+             token_count, overlap_chars, extraction_key, embedding, metadata)
+FROM STDIN WITH (FORMAT BINARY);
+
+-- delete_documents --
+DELETE FROM documents WHERE source_path = ANY(%(paths)s) RETURNING vendor_id;
+
+-- vendor_extractions --
+SELECT c.id AS chunk_id, length(c.context_header) AS header_chars, c.overlap_chars,
+       c.content, x.result
+FROM chunks c
+JOIN documents d ON d.id = c.document_id
+JOIN extraction_cache x ON x.extraction_key = c.extraction_key
+WHERE d.vendor_id = %(vendor_id)s
+ORDER BY d.source_path, c.chunk_index;
+
+-- delete_vendor_graph --
+DELETE FROM entities WHERE vendor_id = %(vendor_id)s;
+
+-- allocate_entity_ids --
+SELECT nextval('entities_id_seq') AS id FROM generate_series(1, %(n)s);
+
+-- copy_entities --
+COPY entities (id, vendor_id, name, normalized_name, type, aliases, confidence, mention_count,
+               snippet)
+FROM STDIN WITH (FORMAT BINARY);
+
+-- copy_entity_mentions --
+COPY entity_mentions (entity_id, chunk_id, start_char, end_char, text)
+FROM STDIN WITH (FORMAT BINARY);
+
+-- copy_relationships --
+COPY relationships (vendor_id, source_id, target_id, type, confidence, evidence_chunk_id,
+                    evidence_sentence, metadata)
+FROM STDIN WITH (FORMAT BINARY);
+
+-- vendor_folder_names --
+SELECT metadata ->> 'vendor' AS name, count(*) AS documents
+FROM documents WHERE vendor_id = %(vendor_id)s
+GROUP BY 1 ORDER BY 2 DESC, length(metadata ->> 'vendor'), 1;
+
+-- refresh_vendor --
+UPDATE vendors v SET
+    name = %(name)s,
+    aliases = %(aliases)s,
+    document_count = (SELECT count(*) FROM documents d WHERE d.vendor_id = v.id),
+    chunk_count = (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id
+                   WHERE d.vendor_id = v.id),
+    entity_count = (SELECT count(*) FROM entities e WHERE e.vendor_id = v.id),
+    relationship_count = (SELECT count(*) FROM relationships r WHERE r.vendor_id = v.id),
+    last_updated = now()
+WHERE v.id = %(vendor_id)s;
+
+-- delete_empty_vendors --
+DELETE FROM vendors v
+WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.vendor_id = v.id)
+RETURNING name;
+
+-- prune_embedding_cache --
+DELETE FROM embedding_cache e
+WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = e.content_hash)
+   OR e.model <> %(model)s;
+
+-- prune_extraction_cache --
+DELETE FROM extraction_cache x
+WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.extraction_key = x.extraction_key);
+
+-- status_totals --
+SELECT
+    (SELECT count(*) FROM vendors) AS vendors,
+    (SELECT count(*) FROM documents) AS documents,
+    (SELECT count(*) FROM chunks) AS chunks,
+    (SELECT count(*) FROM entities) AS entities,
+    (SELECT count(*) FROM relationships) AS relationships,
+    (SELECT count(*) FROM entity_mentions) AS mentions;
+
+-- status_vendors --
+SELECT name, aliases, document_count, chunk_count, entity_count, relationship_count,
+       last_updated
+FROM vendors
+ORDER BY chunk_count DESC, name
+LIMIT %(limit)s;
+
+-- status_entity_types --
+SELECT type, count(*) AS n FROM entities GROUP BY type ORDER BY n DESC, type;
+
+-- status_relationship_types --
+SELECT type, count(*) AS n FROM relationships GROUP BY type ORDER BY n DESC, type;
+
+-- last_builds --
+SELECT id, started_at, finished_at, status, corpus_root, counts, models, message
+FROM graph_builds ORDER BY id DESC LIMIT %(limit)s;

@@ -1,0 +1,133 @@
+-- The knowledge base schema as of the newest migration. A fresh database is
+-- built from this file; an existing one is brought here by migrations/*.sql.
+-- tests/test_schema.py asserts that both paths give the same schema.
+
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+
+-- Key/value facts about the whole knowledge base, e.g. the embedding model
+-- (name and dimension) the stored vectors were made with.
+CREATE TABLE kb_meta (
+    key        text PRIMARY KEY,
+    value      jsonb NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE vendors (
+    id                 bigserial PRIMARY KEY,
+    name               text NOT NULL,
+    normalized_name    text NOT NULL UNIQUE,
+    aliases            text[] NOT NULL DEFAULT '{}',
+    document_count     integer NOT NULL DEFAULT 0,
+    chunk_count        integer NOT NULL DEFAULT 0,
+    entity_count       integer NOT NULL DEFAULT 0,
+    relationship_count integer NOT NULL DEFAULT 0,
+    last_updated       timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX vendors_name_trgm ON vendors USING gin (normalized_name gin_trgm_ops);
+
+CREATE TABLE documents (
+    id           bigserial PRIMARY KEY,
+    source_path  text NOT NULL UNIQUE,
+    vendor_id    bigint NOT NULL REFERENCES vendors (id),
+    category     text,
+    title        text NOT NULL,
+    metadata     jsonb NOT NULL DEFAULT '{}',
+    content_hash text NOT NULL,
+    doc_date     date,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    updated_at   timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX documents_vendor ON documents (vendor_id);
+CREATE INDEX documents_date ON documents (doc_date DESC);
+
+-- The embedding column is declared without a dimension: the first build binds
+-- it to the configured model's dimension (vector(d)) and creates the HNSW
+-- index, so the vector size follows the model.
+CREATE TABLE chunks (
+    id             bigserial PRIMARY KEY,
+    document_id    bigint NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+    chunk_index    integer NOT NULL,
+    total_chunks   integer NOT NULL,
+    context_header text NOT NULL DEFAULT '',
+    content        text NOT NULL,
+    content_hash   text NOT NULL,
+    token_count    integer NOT NULL,
+    overlap_chars  integer NOT NULL DEFAULT 0,
+    extraction_key text NOT NULL,
+    embedding      vector,
+    metadata       jsonb NOT NULL DEFAULT '{}',
+    tsv            tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('english', context_header), 'A')
+        || setweight(to_tsvector('english', content), 'B')
+    ) STORED,
+    UNIQUE (document_id, chunk_index)
+);
+CREATE INDEX chunks_tsv ON chunks USING gin (tsv);
+CREATE INDEX chunks_metadata ON chunks USING gin (metadata jsonb_path_ops);
+CREATE INDEX chunks_content_hash ON chunks (content_hash);
+
+-- Work already paid for, keyed by content: a rebuild killed half way keeps
+-- what it computed, and unchanged text is never embedded or parsed twice.
+CREATE TABLE embedding_cache (
+    model        text NOT NULL,
+    content_hash text NOT NULL,
+    embedding    vector NOT NULL,
+    PRIMARY KEY (model, content_hash)
+);
+
+CREATE TABLE extraction_cache (
+    extraction_key text PRIMARY KEY,
+    result         jsonb NOT NULL
+);
+
+CREATE TABLE entities (
+    id              bigserial PRIMARY KEY,
+    vendor_id       bigint NOT NULL REFERENCES vendors (id) ON DELETE CASCADE,
+    name            text NOT NULL,
+    normalized_name text NOT NULL,
+    type            text NOT NULL,
+    aliases         text[] NOT NULL DEFAULT '{}',
+    confidence      real NOT NULL,
+    mention_count   integer NOT NULL,
+    snippet         text NOT NULL DEFAULT '',
+    UNIQUE (vendor_id, normalized_name, type)
+);
+CREATE INDEX entities_name_trgm ON entities USING gin (normalized_name gin_trgm_ops);
+CREATE INDEX entities_type ON entities (vendor_id, type);
+
+CREATE TABLE entity_mentions (
+    entity_id  bigint NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    chunk_id   bigint NOT NULL REFERENCES chunks (id) ON DELETE CASCADE,
+    start_char integer NOT NULL,
+    end_char   integer NOT NULL,
+    text       text NOT NULL,
+    PRIMARY KEY (entity_id, chunk_id, start_char)
+);
+CREATE INDEX entity_mentions_chunk ON entity_mentions (chunk_id);
+
+CREATE TABLE relationships (
+    id                bigserial PRIMARY KEY,
+    vendor_id         bigint NOT NULL REFERENCES vendors (id) ON DELETE CASCADE,
+    source_id         bigint NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    target_id         bigint NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    type              text NOT NULL,
+    confidence        real NOT NULL,
+    evidence_chunk_id bigint REFERENCES chunks (id) ON DELETE SET NULL,
+    evidence_sentence text NOT NULL DEFAULT '',
+    metadata          jsonb NOT NULL DEFAULT '{}',
+    UNIQUE (vendor_id, source_id, target_id, type)
+);
+CREATE INDEX relationships_source ON relationships (source_id);
+CREATE INDEX relationships_target ON relationships (target_id);
+
+CREATE TABLE graph_builds (
+    id            bigserial PRIMARY KEY,
+    started_at    timestamptz NOT NULL DEFAULT now(),
+    finished_at   timestamptz,
+    status        text NOT NULL CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),
+    corpus_root   text NOT NULL,
+    counts        jsonb NOT NULL DEFAULT '{}',
+    models        jsonb NOT NULL DEFAULT '{}',
+    message       text NOT NULL DEFAULT ''
+);

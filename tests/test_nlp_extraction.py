@@ -1,0 +1,98 @@
+"""The spaCy extractor end to end, on the real model."""
+
+from __future__ import annotations
+
+import pytest
+
+from extraction.models import ExtractionContext, ExtractionResult
+from extraction.nlp import Extractor, shared_nlp
+
+
+@pytest.fixture(scope="session")
+def extractor() -> Extractor:
+    return Extractor(nlp=shared_nlp())
+
+
+def _ents(result: ExtractionResult) -> set[tuple[str, str]]:
+    return {(e.text, e.label) for e in result.entities}
+
+
+def test_model_entities_are_mapped(extractor: Extractor) -> None:
+    text = "Satya Nadella visited Paris and met engineers from Microsoft."
+    result = extractor.extract(text)
+    ents = _ents(result)
+    assert ("Satya Nadella", "PERSON") in ents
+    assert ("Paris", "LOCATION") in ents  # GPE -> LOCATION
+    assert ("Microsoft", "ORG") in ents
+    for e in result.entities:
+        assert text[e.start : e.end] == e.text
+
+
+def test_dates_and_numbers_are_dropped(extractor: Extractor) -> None:
+    result = extractor.extract("On 3 March 2021 about 40 people met.")
+    assert result.entities == ()
+
+
+def test_vendor_seed_overrides_and_strips_legal_suffix(extractor: Extractor) -> None:
+    ctx = ExtractionContext(vendor="Lutron Electronics Co., Inc.")
+    result = extractor.extract("Dimmers from Lutron Electronics ship worldwide.", ctx)
+    lutron = [e for e in result.entities if e.text == "Lutron Electronics"]
+    assert lutron and lutron[0].label == "ORG" and lutron[0].source == "ruler"
+    assert lutron[0].canonical == "Lutron Electronics"
+
+
+def test_known_entities_seed_products(extractor: Extractor) -> None:
+    ctx = ExtractionContext(known_entities=(("Caseta", "PRODUCT"),))
+    result = extractor.extract("Caseta works with most switches.", ctx)
+    assert ("Caseta", "PRODUCT") in _ents(result)
+
+
+def test_product_shapes(extractor: Extractor) -> None:
+    result = extractor.extract("We upgraded to PostgreSQL and Python 3.12 last week.")
+    ents = _ents(result)
+    assert ("PostgreSQL", "PRODUCT") in ents  # the bare model says LOCATION
+    assert ("Python 3.12", "PRODUCT") in ents
+    result = extractor.extract("Install macOS updates and Node.js before lunch.")
+    assert {("macOS", "PRODUCT"), ("Node.js", "PRODUCT")} <= _ents(result)
+
+
+def test_product_shapes_spare_names_and_places(extractor: Extractor) -> None:
+    result = extractor.extract("Mr. McDonald drove along Route 66 near Tulsa.")
+    labels = {e.text: e.label for e in result.entities}
+    assert labels.get("McDonald") != "PRODUCT"
+    assert labels.get("Route 66") != "PRODUCT"
+
+
+def test_empty_and_entity_free_text(extractor: Extractor) -> None:
+    assert extractor.extract("") == ExtractionResult()
+    assert extractor.extract("   \n\n ") == ExtractionResult()
+    assert extractor.extract("it was a quiet day and nothing happened.") == ExtractionResult()
+
+
+def test_unicode_offsets(extractor: Extractor) -> None:
+    text = "Émile Zola lived in Besançon — «près de» Zürich 😀 with Siemens AG."
+    result = extractor.extract(text)
+    assert result.entities
+    for e in result.entities:
+        assert text[e.start : e.end] == e.text
+
+
+def test_very_long_sentence(extractor: Extractor) -> None:
+    text = "Acme Corp hired " + ", ".join(f"engineer number {i}" for i in range(600)) + "."
+    result = extractor.extract(text)
+    assert isinstance(result, ExtractionResult)
+
+
+def test_extract_many_streams_in_order(extractor: Extractor) -> None:
+    texts = ["Tim Cook leads Apple.", "", "Berlin is large.", "Angela Merkel spoke."]
+    items = ((t, ExtractionContext()) for t in texts)
+    results = list(extractor.extract_many(items, batch_size=2))
+    assert len(results) == 4
+    assert results[1] == ExtractionResult()
+    assert ("Berlin", "LOCATION") in _ents(results[2])
+    assert ("Angela Merkel", "PERSON") in _ents(results[3])
+
+
+def test_lemmatizer_is_disabled(extractor: Extractor) -> None:
+    assert "lemmatizer" not in extractor.nlp.pipe_names
+    assert extractor.nlp.pipe_names.index("product_ruler") < extractor.nlp.pipe_names.index("ner")
