@@ -75,8 +75,12 @@ def normalize_name(text: str, *, strip_legal: bool = True) -> str:
     'apple'
     >>> normalize_name("C++")
     'c++'
+    >>> normalize_name("The Apache Software Foundation")
+    'apache software foundation'
     """
     words = _SPACES.sub(" ", _PUNCT.sub(" ", fold(text))).strip().split(" ")
+    if len(words) > 1 and words[0] == "the":
+        words = words[1:]
     if strip_legal:
         while len(words) > 1 and words[-1] in LEGAL_SUFFIXES:
             words.pop()
@@ -108,8 +112,13 @@ def display_form(text: str) -> str:
     'U.S.'
     >>> display_form("Inc.")
     'Inc.'
+    >>> display_form("the University of Helsinki")
+    'University of Helsinki'
     """
     words = _SPACES.sub(" ", text).strip().split(" ")
+    if len(words) > 1 and words[0] in ("the", "The"):
+        # spaCy spans keep the article; the name does not include it
+        words = words[1:]
     stripped = False
     while len(words) > 1 and normalize_name(words[-1], strip_legal=False) in LEGAL_SUFFIXES:
         words.pop()
@@ -119,3 +128,85 @@ def display_form(text: str) -> str:
     # ("U.S.") stays unless a suffix was cut.
     shown = shown.rstrip(" ,;:" + ("." if stripped else ""))
     return shown or text.strip()
+
+
+# Words that make a multi-word name an organisation rather than a person.
+_ORG_WORDS: frozenset[str] = frozenset(
+    """
+    foundation software systems system technologies technology tech labs lab group team project
+    projects games game entertainment studios studio computing computers computer industries
+    gaming microsystems networks network media university institute council consortium
+    initiative association society community friends solutions services digital data cloud
+    security electronics research partners ventures holdings company corporation international
+    global collective org alliance working commission committee apache linux open source
+    development developers interactive works devices instruments motors robotics analytics
+    platform platforms bank capital agency government department ministry office bureau museum
+    school college academy press publishing broadcasting telecom communications mobile web
+    internet online net design designs creative productions records energy aerospace health
+    medical foods market markets exchange trust fund licence license language languages
+    consulting hosting cyber robot robots automation inc ltd llc gmbh co corp plc ag sa ug
+    innovations developments library service laboratory laboratories national graphics smart
+    dev wave hat the financial insurance investments investment airlines airways pictures brands
+    retail stores hotels resorts logistics pharma chemicals steel oil gas power motors railways
+    """.split()  # noqa: SIM905
+)
+_NAME_PARTICLES: frozenset[str] = frozenset(
+    {
+        "van",
+        "von",
+        "de",
+        "der",
+        "den",
+        "da",
+        "di",
+        "du",
+        "del",
+        "della",
+        "le",
+        "la",
+        "bin",
+        "al",
+        "ibn",
+        "ter",
+        "dos",
+        "das",
+    }
+)
+
+
+def _is_name_word(word: str) -> bool:
+    """``Torvalds``, ``McKinney``, ``Pérez``, ``Berners-Lee``, ``R.``; not ``IBM`` or ``2``."""
+    if len(word) == 2 and word[0].isupper() and word[1] == ".":
+        return True
+    letters = word.replace("-", "").replace("'", "").replace("’", "")
+    return len(letters) >= 2 and letters.isalpha() and word[0].isupper() and not letters.isupper()
+
+
+def guess_vendor_type(name: str) -> str:
+    """``PERSON`` when a vendor name reads like a person's name, else ``ORG``.
+
+    Vendor folders name companies and people alike ("Bram_Moolenaar",
+    "Blizzard_Entertainment"); seeding a person as an organisation would
+    mislabel every mention of them. Two to four capitalised words, with name
+    particles allowed and no organisation word, read as a person.
+
+    >>> guess_vendor_type("Bram Moolenaar"), guess_vendor_type("Blizzard Entertainment")
+    ('PERSON', 'ORG')
+    >>> guess_vendor_type("Guido van Rossum"), guess_vendor_type("Adobe")
+    ('PERSON', 'ORG')
+    >>> guess_vendor_type("Barbara Liskov et al."), guess_vendor_type("Apple Inc.")
+    ('PERSON', 'ORG')
+    """
+    text = vendor_display_name(name)
+    text = re.sub(r"\s+et al\.?$", "", text)
+    words = text.split()
+    if not 2 <= len(words) <= 4:
+        return "ORG"
+    if any(w.casefold().strip(".,") in _ORG_WORDS for w in words):
+        return "ORG"
+    for i, word in enumerate(words):
+        if word in _NAME_PARTICLES and 0 < i < len(words) - 1:
+            continue
+        if not _is_name_word(unicodedata.normalize("NFC", word)):
+            return "ORG"
+    return "PERSON"

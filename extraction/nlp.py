@@ -26,7 +26,7 @@ from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc, Span
 
 from extraction.models import EntityMention, ExtractionContext, ExtractionResult
-from extraction.names import display_form
+from extraction.names import display_form, guess_vendor_type
 from extraction.relations import Mention, extract_relations, pronoun_mentions
 
 #: OntoNotes label -> our entity type. WORK_OF_ART, LAW, LANGUAGE and NORP are
@@ -224,7 +224,8 @@ class Extractor:
     def _build_matcher(self, context: ExtractionContext) -> PhraseMatcher | None:
         seeds: list[tuple[str, str]] = []
         if context.vendor:
-            seeds.append((context.vendor, "ORG"))
+            # Vendors are companies and people alike ("Linus Torvalds").
+            seeds.append((context.vendor, guess_vendor_type(context.vendor)))
         seeds.extend(context.known_entities)
         if not seeds:
             return None

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 #: Bump when extraction output changes for the same input: cached results of an
 #: older extractor are then recomputed.
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
 
 _REBUILD_LOCK = 7_344_202
 

@@ -43,11 +43,75 @@ def test_founded_by_passive_with_conjunction(extractor: Extractor) -> None:
     assert ("FOUNDED_BY", "Tesla Motors", "Marc Tarpenning") in rels
 
 
-def test_founded_by_confidence_is_high(extractor: Extractor) -> None:
+def test_founded_by_confidence_follows_calibration(extractor: Extractor) -> None:
+    # 45/60 on folds 1-2: lower bound 0.63 < 0.65, so it stays under 0.5
     rels = extractor.extract("Microsoft was founded by Bill Gates.").relations
     founded = [r for r in rels if r.type == "FOUNDED_BY"]
-    assert founded and founded[0].confidence >= 0.5
+    assert founded and 0.3 <= founded[0].confidence < 0.5
     assert founded[0].sentence == "Microsoft was founded by Bill Gates."
+
+
+def test_located_in_pronoun_is_high_confidence(extractor: Extractor) -> None:
+    text = "Acme Corp makes anvils. It is headquartered in Denver, Colorado."
+    located = [r for r in extractor.extract(text).relations if r.type == "LOCATED_IN"]
+    assert located and max(r.confidence for r in located) >= 0.5
+    assert {r.source for r in located} == {"Acme"}
+
+
+def test_parenthesised_aliases_share_relations(extractor: Extractor) -> None:
+    text = (
+        "The Los Angeles Philharmonic (LA Phil, LAP, or LAPO) is an American orchestra "
+        "based in Los Angeles, California."
+    )
+    rels = _typed(text, extractor)
+    for name in ("Los Angeles Philharmonic", "LAP", "LAPO"):
+        assert ("LOCATED_IN", name, "California") in rels, name
+    # the alias keeps the entity's type even though NER tagged it a facility
+    alias = [
+        r
+        for r in extractor.extract(text).relations
+        if r.source == "LA Phil" and r.type == "LOCATED_IN"
+    ]
+    assert alias and all(r.source_label == "ORG" for r in alias)
+
+
+def test_relation_repeated_for_every_mention(eval_extractor: Extractor) -> None:
+    text = "She is the CEO of Freshwater Pictures, based in Brisbane, which she founded in 2001."
+    rels = eval_extractor.extract(text).relations
+    works = {
+        (text[r.source_span[0] : r.source_span[1]], text[r.target_span[0] : r.target_span[1]])
+        for r in rels
+        if r.type == "WORKS_FOR"
+    }
+    # "which" is the company (the clause hangs on Brisbane, which cannot be worked for)
+    assert {("She", "Freshwater Pictures"), ("she", "which")} <= works
+
+
+def test_relative_where_after_organisation(eval_extractor: Extractor) -> None:
+    text = "In 2001 Tom Baker joined Acme Corporation, where he was chief financial officer."
+    rels = eval_extractor.extract(text).relations
+    ends = {
+        (r.type, text[r.source_span[0] : r.source_span[1]], r.target)
+        for r in rels
+        if r.type == "WORKS_FOR"
+    }
+    assert ("WORKS_FOR", "Tom Baker", "Acme") in ends
+    assert ("WORKS_FOR", "he", "Acme") in ends
+
+
+def test_slot_overrides_wrong_ner_type(extractor: Extractor) -> None:
+    # the small model calls "Odyssey Golf" a PERSON; the "founder of" slot says ORG
+    text = "Mr. Magerman is best known as the founder of Odyssey Golf."
+    founded = [r for r in extractor.extract(text).relations if r.type == "FOUNDED_BY"]
+    assert [(r.source, r.source_label, r.target) for r in founded] == [
+        ("Odyssey Golf", "ORG", "Magerman")
+    ]
+    assert founded[0].confidence < 0.5
+
+
+def test_works_for_at_organisation(extractor: Extractor) -> None:
+    text = "Jean Gleason is a professor emerita at Boston University."
+    assert ("WORKS_FOR", "Jean Gleason", "Boston University") in _typed(text, extractor)
 
 
 def test_located_in_with_chained_location(extractor: Extractor) -> None:
@@ -88,8 +152,10 @@ def test_unresolved_pronoun_dropped_unless_asked(
 def test_pronoun_resolves_to_previous_person(extractor: Extractor) -> None:
     text = "Jane Fraser grew up in Scotland. She is the CEO of Citigroup."
     works = [r for r in extractor.extract(text).relations if r.type == "WORKS_FOR"]
-    assert works and works[0].source == "Jane Fraser"
-    assert text[works[0].source_span[0] : works[0].source_span[1]] == "She"
+    assert works and {r.source for r in works} == {"Jane Fraser"}
+    # found on "She", repeated for the name it stands for
+    spans = {text[r.source_span[0] : r.source_span[1]] for r in works}
+    assert spans == {"She", "Jane Fraser"}
 
 
 def test_no_relation_without_trigger(extractor: Extractor) -> None:
@@ -122,5 +188,9 @@ def test_confidence_table_contract() -> None:
         assert 0 < conf < 1
         if rtype in {"PRODUCES", "PARTNERS_WITH", "COMPETES_WITH", "ACQUIRED", "WORKS_FOR"}:
             assert conf < 0.5
-    assert confidence("FOUNDED_BY", "found_arg", 2, False) == 0.75
+    assert confidence("FOUNDED_BY", "found_arg", 2, False) == 0.45
+    assert confidence("LOCATED_IN", "hq_arg", 6, True) == 0.75
     assert confidence("FOUNDED_BY", "nonexistent", 2, False) is None
+    # only families that passed the Wilson rule on folds 1-2 reach 0.5
+    high = {k for k, v in CONFIDENCE.items() if v >= 0.5}
+    assert high == {("LOCATED_IN", "hq_arg", "*", "p")}

@@ -1,0 +1,123 @@
+"""Building one vendor's graph from extraction results (pure, no database)."""
+
+from __future__ import annotations
+
+from extraction.codec import result_from_json, result_to_json
+from extraction.graph import VendorChunkExtraction, build_vendor_graph
+from extraction.models import EntityMention, ExtractionResult, RelationMention
+from extraction.names import guess_vendor_type, normalize_name
+
+TEXT_1 = "Lutron Electronics Co., Inc. is based in Coopersburg. Joel Spira founded Lutron."
+TEXT_2 = "Lutron Electronics makes dimmers. Lutron is a lighting company."
+
+
+def mention(text: str, haystack: str, label: str, source: str = "ner") -> EntityMention:
+    start = haystack.index(text)
+    return EntityMention(text, label, start, start + len(text), text, source)
+
+
+def rel(
+    src: str, st: str, tgt: str, tt: str, rtype: str, conf: float, sentence: str
+) -> RelationMention:
+    return RelationMention(src, st, tgt, tt, rtype, conf, sentence, (0, 1), (2, 3), "dependency")
+
+
+def rows() -> list[VendorChunkExtraction]:
+    r1 = ExtractionResult(
+        entities=(
+            mention("Lutron Electronics Co., Inc.", TEXT_1, "ORG", "ruler"),
+            mention("Coopersburg", TEXT_1, "LOCATION"),
+            mention("Joel Spira", TEXT_1, "PERSON"),
+            EntityMention(
+                "Lutron", "ORG", TEXT_1.rindex("Lutron"), TEXT_1.rindex("Lutron") + 6, "Lutron"
+            ),
+        ),
+        relations=(
+            rel("Lutron Electronics", "ORG", "Coopersburg", "LOCATION", "LOCATED_IN", 0.4, "s1"),
+            rel("Lutron", "ORG", "Joel Spira", "PERSON", "FOUNDED_BY", 0.45, "s2"),
+        ),
+    )
+    r2 = ExtractionResult(
+        entities=(
+            mention("Lutron Electronics", TEXT_2, "ORG"),
+            EntityMention(
+                "Lutron", "ORG", TEXT_2.rindex("Lutron"), TEXT_2.rindex("Lutron") + 6, "Lutron"
+            ),
+            # a PERSON named like the company stays a separate entity
+            EntityMention("Lutron", "PERSON", 0, 6, "Lutron"),
+        ),
+        relations=(
+            rel("Lutron", "ORG", "Coopersburg", "LOCATION", "LOCATED_IN", 0.7, "s3"),
+            rel("Lutron", "ORG", "Lutron Electronics", "ORG", "MENTIONED_WITH", 0.3, "self"),
+        ),
+    )
+    return [
+        VendorChunkExtraction(
+            chunk_id=1, body_offset=10, overlap_chars=0, result=r1, content="x" * 10 + TEXT_1
+        ),
+        VendorChunkExtraction(
+            chunk_id=2, body_offset=0, overlap_chars=0, result=r2, content=TEXT_2
+        ),
+    ]
+
+
+def test_lutron_spellings_become_one_org_with_aliases_and_person_stays_apart() -> None:
+    graph = build_vendor_graph(rows())
+    orgs = [e for e in graph.entities if e.type == "ORG"]
+    assert len(orgs) == 1
+    lutron = orgs[0]
+    assert lutron.name == "Lutron Electronics"
+    assert set(lutron.aliases) >= {"Lutron", "Lutron Electronics Co., Inc."}
+    assert lutron.mention_count == 4
+    people = {e.name for e in graph.entities if e.type == "PERSON"}
+    assert people == {"Joel Spira", "Lutron"}
+
+
+def test_mention_spans_are_shifted_into_stored_content() -> None:
+    graph = build_vendor_graph(rows())
+    by_chunk = {1: "x" * 10 + TEXT_1, 2: TEXT_2}
+    for m in graph.mentions:
+        assert by_chunk[m.chunk_id][m.start : m.end] == m.text
+
+
+def test_relationships_aggregate_by_strongest_evidence_and_drop_self_loops() -> None:
+    graph = build_vendor_graph(rows())
+    names = [e.name for e in graph.entities]
+    edges = {(names[r.source], r.type, names[r.target]): r for r in graph.relationships}
+    located = edges[("Lutron Electronics", "LOCATED_IN", "Coopersburg")]
+    assert located.confidence == 0.7 and located.evidence_chunk_id == 2
+    assert located.metadata["mentions"] == 2
+    assert ("Lutron Electronics", "FOUNDED_BY", "Joel Spira") in edges
+    assert not any(k[1] == "MENTIONED_WITH" for k in edges)  # both ends are one entity
+
+
+def test_overlap_mentions_are_not_counted_twice() -> None:
+    base = rows()
+    repeated = VendorChunkExtraction(
+        chunk_id=3, body_offset=0, overlap_chars=len(TEXT_2), result=base[1].result, content=TEXT_2
+    )
+    graph = build_vendor_graph([*base, repeated])
+    assert all(m.chunk_id != 3 for m in graph.mentions)
+    assert graph.entities[0].mention_count == build_vendor_graph(base).entities[0].mention_count
+
+
+def test_empty_input_gives_empty_graph() -> None:
+    graph = build_vendor_graph([])
+    assert graph.entities == [] and graph.relationships == [] and graph.mentions == []
+
+
+def test_codec_round_trip() -> None:
+    result = rows()[0].result
+    assert result_from_json(result_to_json(result)) == result
+
+
+def test_vendor_type_guess() -> None:
+    assert guess_vendor_type("Linus_Torvalds") == "PERSON"
+    assert guess_vendor_type("Guido_van_Rossum") == "PERSON"
+    assert guess_vendor_type("Fernando_Pérez") == "PERSON"
+    assert guess_vendor_type("Microsoft_Corporation") == "ORG"
+    assert guess_vendor_type("Apache_Software_Foundation") == "ORG"
+    assert guess_vendor_type("IBM_Quantum") == "ORG"
+    assert guess_vendor_type("Raymond James Financial") == "ORG"
+    assert guess_vendor_type("Adobe") == "ORG"
+    assert normalize_name("Microsoft_Corporation") == normalize_name("microsoft")
