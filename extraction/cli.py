@@ -111,6 +111,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     status.add_argument("--json", action="store_true", help="print as JSON")
 
+    sub.add_parser(
+        "stop-db",
+        help="Stop the embedded PostgreSQL server (it keeps running between commands).",
+        description="Stop the embedded PostgreSQL server in KB_PGDATA if it is running. "
+        "Does nothing when DATABASE_URL is set.",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
     extract = sub.add_parser(
         "extract",
         help="Run entity and relationship extraction on one text and print the result.",
@@ -161,6 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_build(args)
         if args.command == "status":
             return _cmd_status(args)
+        if args.command == "stop-db":
+            return _cmd_stop_db()
         if args.command == "extract":
             return _cmd_extract(args)
         if args.command == "eval":
@@ -241,6 +252,26 @@ def _cmd_status(args: argparse.Namespace) -> int:
         sys.stdout.write(orjson.dumps(status, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         render_status(Console(), status)
+    return EXIT_OK
+
+
+def _cmd_stop_db() -> int:
+    from sql.embedded import stop_embedded
+    from sql.settings import DatabaseSettings
+
+    try:
+        settings = DatabaseSettings()
+    except ValidationError as exc:
+        _settings_error(exc)
+    console = Console()
+    if settings.database_url is not None:
+        console.print("DATABASE_URL is set: there is no embedded server to stop.")
+        return EXIT_OK
+    pgdata = settings.pgdata.expanduser()
+    if stop_embedded(pgdata):
+        console.print(f"Stopped the embedded PostgreSQL in {pgdata}.")
+    else:
+        console.print(f"No embedded PostgreSQL is running in {pgdata}.")
     return EXIT_OK
 
 

@@ -193,6 +193,8 @@ def extraction_to_dict(result: ExtractionResult) -> dict[str, Any]:
                 "type": r.type,
                 "confidence": round(r.confidence, 4),
                 "evidence": r.sentence,
+                "source_span": list(r.source_span),
+                "target_span": list(r.target_span),
                 "method": r.method,
             }
             for r in result.relations

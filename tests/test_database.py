@@ -102,3 +102,23 @@ def test_vector_roundtrip_through_adapter(db: Any) -> None:
             (np.array([1, 0, 0], dtype=np.float32), np.array([0, 1, 0], dtype=np.float32)),
         ).fetchone()
         assert row is not None and abs(row["d"] - 1.0) < 1e-6
+
+
+def test_pgdata_that_is_a_file_is_refused_untouched(tmp_path: Path) -> None:
+    victim = tmp_path / "notes.txt"
+    victim.write_text("keep me")
+    before = victim.stat()
+    with pytest.raises(EmbeddedServerError, match="is a file, not a folder"):
+        open_database(DatabaseSettings(pgdata=victim))
+    after = victim.stat()
+    assert victim.read_text() == "keep me"
+    assert (after.st_uid, after.st_mode) == (before.st_uid, before.st_mode)
+
+
+def test_pgdata_folder_with_other_files_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "documents"
+    folder.mkdir()
+    (folder / "report.md").write_text("mine")
+    with pytest.raises(EmbeddedServerError, match="not a PostgreSQL data directory"):
+        open_database(DatabaseSettings(pgdata=folder))
+    assert (folder / "report.md").read_text() == "mine"
