@@ -28,6 +28,7 @@ from spacy.tokens import Doc, Span
 from extraction.models import EntityMention, ExtractionContext, ExtractionResult
 from extraction.names import display_form, guess_vendor_type
 from extraction.relations import Mention, extract_relations, pronoun_mentions
+from extraction.relclf import RelationClassifier, load_default
 
 #: OntoNotes label -> our entity type. WORK_OF_ART, LAW, LANGUAGE and NORP are
 #: dropped: in this corpus they are mostly titles, licences and "English", and
@@ -125,6 +126,12 @@ def build_nlp() -> Language:
 
 
 @lru_cache(maxsize=1)
+def _default_classifier() -> RelationClassifier | None:
+    """The shipped relation classifier, read once per process."""
+    return load_default()
+
+
+@lru_cache(maxsize=1)
 def shared_nlp() -> Language:
     """One pipeline per process, for callers that build several extractors (tests)."""
     return build_nlp()
@@ -184,6 +191,9 @@ class Extractor:
         self.batch_size = batch_size
         self.n_process = n_process
         self.keep_unresolved_pronouns = keep_unresolved_pronouns
+        #: Decides the KnowledgeNet-measured relation types when its weights
+        #: ship (see :mod:`extraction.relclf`); None falls back to the rules.
+        self.classifier: RelationClassifier | None = _default_classifier()
         # Seeds repeat across the chunks of one vendor: build each matcher once.
         self._matcher_for = lru_cache(maxsize=256)(self._build_matcher)
 
@@ -293,12 +303,23 @@ class Extractor:
         kept.sort(key=lambda s: s.start)
         return kept
 
-    def _result(self, doc: Doc, context: ExtractionContext) -> ExtractionResult:
-        found = self._candidates(doc, context)
+    def _named_mentions(self, doc: Doc, context: ExtractionContext | None) -> list[Mention]:
+        """Merged entity mentions of a parsed text (no pronouns)."""
+        found = self._candidates(doc, context or ExtractionContext())
         if not found:
-            return ExtractionResult()
+            return []
         spans = self._merge(doc, found)
-        mentions = [Mention(span, span.label_, display_form(span.text)) for span in spans]
+        return [Mention(span, span.label_, display_form(span.text)) for span in spans]
+
+    def _mentions(self, doc: Doc, context: ExtractionContext | None) -> list[Mention]:
+        """Entity mentions plus pronoun mentions, as relation extraction sees them."""
+        mentions = self._named_mentions(doc, context)
+        return mentions + pronoun_mentions(doc, mentions) if mentions else []
+
+    def _result(self, doc: Doc, context: ExtractionContext) -> ExtractionResult:
+        mentions = self._named_mentions(doc, context)
+        if not mentions:
+            return ExtractionResult()
         entities = tuple(
             EntityMention(
                 text=m.span.text,
@@ -314,6 +335,7 @@ class Extractor:
             doc,
             mentions + pronoun_mentions(doc, mentions),
             keep_unresolved_pronouns=self.keep_unresolved_pronouns,
+            classifier=self.classifier,
         )
         return ExtractionResult(entities=entities, relations=tuple(relations))
 

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 #: Bump when extraction output changes for the same input: cached results of an
 #: older extractor are then recomputed.
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "3"
 
 _REBUILD_LOCK = 7_344_202
 
@@ -235,7 +235,11 @@ class Rebuilder:
     # -- models, loaded on first use --------------------------------------
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            self._embedder = Embedder(self.model, batch_size=self.embedding_settings.batch_size)
+            self._embedder = Embedder(
+                self.model,
+                batch_size=self.embedding_settings.batch_size,
+                small_batch_max=self.embedding_settings.small_batch_max,
+            )
         elif self._embedder.info.name != self.model.name:
             raise RebuildError(
                 f"the embedder in use is {self._embedder.info.name!r} but the configured model "

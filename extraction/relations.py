@@ -28,6 +28,12 @@ WORKS_FOR or SUBSIDIARY_OF family came close, so they stay weak. Types
 KnowledgeNet cannot measure (PRODUCES, PARTNERS_WITH, COMPETES_WITH,
 ACQUIRED) stay below 0.5 until someone measures them.
 
+When a trained :class:`~extraction.relclf.RelationClassifier` is passed to
+:func:`extract_relations` (the :class:`~extraction.nlp.Extractor` passes the
+shipped one), it decides WORKS_FOR, FOUNDED_BY, LOCATED_IN and SUBSIDIARY_OF
+with its own out-of-fold calibration, and the families below become its
+features; the table then only sets the other types' confidences.
+
 Pronouns ("He was CEO of X", "X, which is based in Y") are mentions too:
 they resolve to the nearest preceding PERSON / ORG (or the relative clause's
 head) and keep their own span as evidence.
@@ -38,11 +44,15 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from spacy.tokens import Doc, Span, Token
 
 from extraction.models import RelationMention
 from extraction.names import display_form
+
+if TYPE_CHECKING:  # relclf builds on this module: no import cycle at run time
+    from extraction.relclf import RelationClassifier
 
 # -- trigger lexicons (lower-cased surface forms: the lemmatizer is off) ----
 
@@ -672,6 +682,7 @@ def extract_relations(
     *,
     keep_unresolved_pronouns: bool = False,
     max_cooccurrence: int = MAX_COOCCURRENCE_PER_SENTENCE,
+    classifier: RelationClassifier | None = None,
 ) -> list[RelationMention]:
     """Typed relations plus capped ``MENTIONED_WITH`` for one parsed text.
 
@@ -689,6 +700,10 @@ def extract_relations(
         Keep relations whose end is a pronoun with no antecedent.
     max_cooccurrence
         Most ``MENTIONED_WITH`` pairs per sentence (nearest pairs first).
+    classifier
+        A trained :class:`~extraction.relclf.RelationClassifier`: it decides
+        the types it was trained on (the rule families become its features);
+        the rules keep every other type.
     """
     out: list[RelationMention] = []
     best: dict[tuple[str, tuple[int, int], tuple[int, int]], int] = {}
@@ -707,10 +722,21 @@ def extract_relations(
     def usable(m: Mention) -> bool:
         return keep_unresolved_pronouns or m.resolved
 
-    for r, sent in find_relations(doc, mentions):
+    by_rules = find_relations(doc, mentions)
+    decided: list[tuple[_Found, Span, float | None]] = []
+    if classifier is not None:
+        decided.extend(classifier.predict(doc, mentions, by_rules, usable))
+    for r, sent in by_rules:
+        if classifier is None or r.type not in classifier.types:
+            decided.append((r, sent, None))
+    for r, sent, given in decided:
         if not (usable(r.source) and usable(r.target)):
             continue
-        conf = confidence(r.type, r.family, r.edges, r.source.pronoun or r.target.pronoun)
+        conf = (
+            given
+            if given is not None
+            else confidence(r.type, r.family, r.edges, r.source.pronoun or r.target.pronoun)
+        )
         if conf is None:
             continue
         a, b = sorted((r.source.span.start, r.target.span.start))

@@ -18,6 +18,9 @@ import numpy as np
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from search import numpy_bert
+from search.numpy_bert import NumpyBertEncoder
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -41,6 +44,13 @@ class EmbeddingSettings(BaseSettings):
         default=None,
         validation_alias=AliasChoices("KB_EMBEDDING_MODEL", "model_path"),
         description="local sentence-transformers model folder (default: packaged MiniLM)",
+    )
+    small_batch_max: int = Field(
+        default=32,
+        ge=0,
+        le=10_000,
+        validation_alias=AliasChoices("KB_EMBED_NUMPY_MAX", "small_batch_max"),
+        description="batches up to this size use the torch-free engine (0: never)",
     )
     batch_size: int = Field(
         default=64,
@@ -113,27 +123,67 @@ def model_info(path: Path | None = None) -> ModelInfo:
 
 
 class Embedder:
-    """Sentence embeddings, L2-normalised float32 (cosine = dot product)."""
+    """Sentence embeddings, L2-normalised float32 (cosine = dot product).
 
-    def __init__(self, info: ModelInfo, *, batch_size: int = 64) -> None:
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        from sentence_transformers import SentenceTransformer
+    Two engines give the same vectors (tested to 1e-5): batches of up to
+    ``small_batch_max`` texts run through a numpy forward pass
+    (:mod:`search.numpy_bert`) that needs no torch, so an incremental rebuild
+    or a single query does not pay torch's start-up; larger batches load
+    sentence-transformers once and use it. Models the numpy engine does not
+    support always use sentence-transformers.
+    """
 
+    def __init__(self, info: ModelInfo, *, batch_size: int = 64, small_batch_max: int = 32) -> None:
         self.info = info
         self.batch_size = batch_size
-        self._model = SentenceTransformer(str(info.path), device="cpu", local_files_only=True)
-        self._model.max_seq_length = info.max_seq_length
+        self.small_batch_max = small_batch_max
+        self._model: Any = None
+        self._numpy: NumpyBertEncoder | None = None
+        self._numpy_supported = small_batch_max > 0 and numpy_bert.supports(info.path)
 
     @classmethod
     def from_settings(cls, settings: EmbeddingSettings | None = None) -> Embedder:
         settings = settings or EmbeddingSettings()
-        return cls(model_info(settings.model_path), batch_size=settings.batch_size)
+        return cls(
+            model_info(settings.model_path),
+            batch_size=settings.batch_size,
+            small_batch_max=settings.small_batch_max,
+        )
+
+    def engine_for(self, n_texts: int) -> str:
+        """``numpy`` or ``sentence-transformers``: which engine encodes a batch of n."""
+        if self._numpy_supported and n_texts <= self.small_batch_max:
+            return "numpy"
+        return "sentence-transformers"
+
+    def sentence_transformer(self) -> Any:
+        if self._model is None:
+            os.environ["HF_HUB_OFFLINE"] = "1"
+            os.environ["TRANSFORMERS_OFFLINE"] = "1"
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            # The weight-loading bar would interleave with our own progress bars.
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+            model = SentenceTransformer(str(self.info.path), device="cpu", local_files_only=True)
+            model.max_seq_length = self.info.max_seq_length
+            self._model = model
+        return self._model
 
     def encode(self, texts: list[str]) -> NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.info.dimension), dtype=np.float32)
-        vectors = self._model.encode(
+        if self.engine_for(len(texts)) == "numpy":
+            if self._numpy is None:
+                self._numpy = NumpyBertEncoder(
+                    self.info.path, max_seq_length=self.info.max_seq_length
+                )
+            from threadpoolctl import threadpool_limits
+
+            # Matrices this small lose to BLAS threads spinning for a core.
+            with threadpool_limits(limits=1):
+                return self._numpy.encode(texts)
+        vectors = self.sentence_transformer().encode(
             texts,
             batch_size=self.batch_size,
             normalize_embeddings=True,

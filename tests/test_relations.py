@@ -15,6 +15,14 @@ def extractor() -> Extractor:
 
 
 @pytest.fixture(scope="session")
+def rules_extractor() -> Extractor:
+    """The dependency rules alone (the trained classifier switched off)."""
+    ex = Extractor(nlp=shared_nlp())
+    ex.classifier = None
+    return ex
+
+
+@pytest.fixture(scope="session")
 def eval_extractor() -> Extractor:
     return Extractor(nlp=shared_nlp(), keep_unresolved_pronouns=True)
 
@@ -43,9 +51,10 @@ def test_founded_by_passive_with_conjunction(extractor: Extractor) -> None:
     assert ("FOUNDED_BY", "Tesla Motors", "Marc Tarpenning") in rels
 
 
-def test_founded_by_confidence_follows_calibration(extractor: Extractor) -> None:
-    # 45/60 on folds 1-2: lower bound 0.63 < 0.65, so it stays under 0.5
-    rels = extractor.extract("Microsoft was founded by Bill Gates.").relations
+def test_founded_by_confidence_follows_calibration(rules_extractor: Extractor) -> None:
+    # rule calibration: 45/60 on folds 1-2, lower bound 0.63 < 0.65, so it stays
+    # under 0.5 (the classifier's own calibration is tested in test_relclf)
+    rels = rules_extractor.extract("Microsoft was founded by Bill Gates.").relations
     founded = [r for r in rels if r.type == "FOUNDED_BY"]
     assert founded and 0.3 <= founded[0].confidence < 0.5
     assert founded[0].sentence == "Microsoft was founded by Bill Gates."
