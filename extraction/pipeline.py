@@ -249,6 +249,9 @@ class Rebuilder:
 
     def extractor(self) -> Extractor:
         if self._extractor is None:
+            from extraction.lean_spacy import import_spacy
+
+            import_spacy()  # must precede the first spaCy import
             from extraction.nlp import Extractor
 
             self._extractor = Extractor.load(batch_size=self.settings.spacy_batch_size)

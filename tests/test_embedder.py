@@ -71,3 +71,25 @@ def test_empty_batch_and_bad_model_folders(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(EmbeddingConfigError, match=r"modules\.json is missing"):
         model_info(tmp_path / "empty")
+
+
+def test_spacy_loads_without_torch_and_torch_still_works_after() -> None:
+    code = (
+        "import sys\n"
+        "from extraction.lean_spacy import import_spacy\n"
+        "import_spacy()\n"
+        "from extraction.nlp import Extractor\n"
+        "r = Extractor.load().extract('Linus Torvalds founded Linux in Helsinki.')\n"
+        "print('torch' in sys.modules, bool(r.entities))\n"
+        "from search.embedder import Embedder, model_info\n"
+        "v = Embedder(model_info(), small_batch_max=0).encode(['x'])\n"
+        "print('torch' in sys.modules, v.shape)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert out.stdout.split("\n")[:2] == ["False True", "True (1, 384)"]
