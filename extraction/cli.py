@@ -35,6 +35,8 @@ environment:
   KB_EMBEDDING_MODEL      local sentence-transformers model folder
                           (default: packaged all-MiniLM-L6-v2)
   KB_EMBED_BATCH_SIZE     texts per embedding batch (default 64)
+  KB_EMBED_NUMPY_MAX      batches up to this size skip torch (default 32; 0: never)
+  KB_STORE_BATCH          chunks computed between commits of the work caches (512)
   KB_CHUNK_TOKENS         chunk size in word pieces (default 256, the model window)
   KB_CHUNK_OVERLAP        share of a chunk repeated from the previous one (default 0.15)
   KB_SPACY_BATCH_SIZE     texts per spaCy batch (default 64)
