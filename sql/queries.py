@@ -9,7 +9,7 @@ from typing import LiteralString
 
 _BLOCK = re.compile(r"^-- ([a-z_][a-z0-9_]*) --\s*$", re.MULTILINE)
 
-QUERY_FILES = ("queries.sql",)
+QUERY_FILES = ("queries.sql", "search.sql")
 
 
 def parse_named_blocks(text: str) -> dict[str, LiteralString]:

@@ -1,0 +1,165 @@
+-- Named statements of hybrid search and its evaluation harness.
+-- Each block starts with "-- name --"; sql.queries() maps names to statements.
+
+-- search_ef_search --
+-- Transaction-local: pooled connections never keep another caller's setting.
+SELECT set_config('hnsw.ef_search', %(ef_search)s, true);
+
+-- search_iterative_scan --
+-- pgvector >= 0.8: a filtered HNSW scan keeps walking the graph until LIMIT
+-- rows pass the filter, instead of silently returning fewer.
+SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true);
+
+-- search_exact_scan --
+-- Evaluation only: forbid the HNSW index so the vector arm is an exact scan.
+SELECT set_config('enable_indexscan', 'off', true);
+
+-- search_corpus_size --
+SELECT count(*) AS chunks, count(embedding) AS embedded FROM chunks;
+
+-- hybrid_search --
+-- Both candidate lists and their Reciprocal Rank Fusion in one statement
+-- (the pgvector-python examples/hybrid_search/rrf.py pattern). The full-text
+-- arm ranks with a BM25-like sum over the query's lexemes of
+-- idf(lexeme) * ts_rank(chunk, lexeme): plain ts_rank has no idf, so common
+-- words swamp rare ones on natural-language queries. Any lexeme matches (OR);
+-- with websearch syntax (quotes, -word, or) the strict query must hold too.
+WITH
+allowed AS (
+    SELECT array_agg(d.id) AS ids
+    FROM documents d
+    JOIN vendors v ON v.id = d.vendor_id
+    WHERE (%(vendor)s::text IS NULL
+           OR lower(v.name) = lower(%(vendor)s::text)
+           OR v.normalized_name = lower(%(vendor)s::text)
+           OR %(vendor)s::text = ANY (v.aliases))
+      AND (%(category)s::text IS NULL OR d.category = %(category)s::text)
+      AND (%(path_prefix)s::text IS NULL OR starts_with(d.source_path, %(path_prefix)s::text))
+      AND (%(date_from)s::date IS NULL OR d.doc_date >= %(date_from)s::date)
+      AND (%(date_to)s::date IS NULL OR d.doc_date <= %(date_to)s::date)
+),
+strict_query AS (
+    SELECT websearch_to_tsquery('english', %(query)s::text) AS tsq
+),
+-- The planner's row estimate is exact enough for idf and free; a table never
+-- analysed (-1) is counted.
+corpus AS (
+    SELECT CASE WHEN c.reltuples > 0 THEN c.reltuples::float8
+                ELSE (SELECT count(*) FROM chunks)::float8 END AS n
+    FROM pg_class c
+    WHERE c.oid = 'chunks'::regclass
+),
+-- MATERIALIZED: each lexeme's tsquery is built once, not once per scored row.
+terms AS MATERIALIZED (
+    SELECT l.lexeme, lq.tsq,
+           ln(1 + (corpus.n - df.df + 0.5) / (df.df + 0.5)) AS idf,
+           df.df > 0 AND df.df <= %(max_df_ratio)s * corpus.n AS selective
+    FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s::text))) AS l (lexeme)
+    -- a lexeme quoted as tsquery input: backslash and quote escaped
+    CROSS JOIN LATERAL (
+        SELECT ('''' || replace(replace(l.lexeme, '\', '\\'), '''', '''''') || '''')::tsquery
+               AS tsq
+    ) AS lq
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS df FROM chunks c WHERE c.tsv @@ lq.tsq
+    ) AS df
+    CROSS JOIN corpus
+),
+-- Full-text candidates are the chunks holding a selective lexeme (in at most
+-- max_df_ratio of all chunks): a chunk with common words only ranks low anyway,
+-- and scoring half the corpus because the query says "patients" costs tens of
+-- ms. Without any selective lexeme, every lexeme selects (one in no chunk
+-- selects nothing, so it never counts as selective).
+candidate_query AS (
+    SELECT coalesce(string_agg(t.tsq::text, ' | '), '')::tsquery AS tsq
+    FROM terms t
+    WHERE t.selective OR NOT EXISTS (SELECT 1 FROM terms s WHERE s.selective)
+),
+vec AS (
+    SELECT nearest.id, 1 - nearest.distance AS similarity,
+           row_number() OVER (ORDER BY nearest.distance, nearest.id) AS rank
+    FROM (
+        SELECT c.id, c.embedding <=> %(embedding)s AS distance
+        FROM chunks c
+        WHERE c.embedding IS NOT NULL
+          AND (NOT %(filtered)s OR c.document_id = ANY ((SELECT ids FROM allowed)::bigint[]))
+        ORDER BY c.embedding <=> %(embedding)s
+        LIMIT %(candidates)s
+    ) AS nearest
+),
+fts AS (
+    SELECT matched.id, matched.score,
+           row_number() OVER (ORDER BY matched.score DESC, matched.id) AS rank
+    FROM (
+        SELECT c.id,
+               (SELECT sum(t.idf * ts_rank(%(weights)s::float4[], c.tsv, t.tsq,
+                                           %(normalization)s))
+                FROM terms t
+                WHERE c.tsv @@ t.tsq) AS score
+        FROM chunks c
+        WHERE c.tsv @@ (SELECT tsq FROM candidate_query)
+          AND (NOT %(strict)s OR c.tsv @@ (SELECT tsq FROM strict_query))
+          AND (NOT %(filtered)s OR c.document_id = ANY ((SELECT ids FROM allowed)::bigint[]))
+        ORDER BY score DESC, c.id
+        LIMIT %(candidates)s
+    ) AS matched
+),
+fused AS (
+    SELECT coalesce(vec.id, fts.id) AS chunk_id,
+           vec.rank AS vector_rank, vec.similarity AS vector_similarity,
+           fts.rank AS fulltext_rank, fts.score AS fulltext_score,
+           coalesce(1.0 / (%(rrf_k)s + vec.rank), 0.0)
+           + coalesce(1.0 / (%(rrf_k)s + fts.rank), 0.0) AS rrf_score
+    FROM vec
+    FULL OUTER JOIN fts ON fts.id = vec.id
+)
+SELECT f.chunk_id, f.vector_rank, f.vector_similarity, f.fulltext_rank, f.fulltext_score,
+       f.rrf_score::float8 AS rrf_score,
+       c.document_id, c.chunk_index, c.total_chunks, c.context_header, c.content,
+       c.content_hash, c.token_count, d.source_path, d.category, d.title, d.doc_date,
+       v.name AS vendor
+FROM fused f
+JOIN chunks c ON c.id = f.chunk_id
+JOIN documents d ON d.id = c.document_id
+JOIN vendors v ON v.id = d.vendor_id
+ORDER BY f.rrf_score DESC, f.chunk_id;
+
+-- eval_create_database --
+CREATE DATABASE {name};
+
+-- eval_database_exists --
+SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = %(name)s) AS exists;
+
+-- eval_clear --
+TRUNCATE documents, chunks, vendors RESTART IDENTITY CASCADE;
+
+-- eval_copy_documents --
+COPY documents (id, source_path, vendor_id, category, title, metadata, content_hash)
+FROM STDIN WITH (FORMAT BINARY);
+
+-- eval_insert_vendor --
+INSERT INTO vendors (id, name, normalized_name) VALUES (1, %(name)s, %(normalized_name)s);
+
+-- eval_fix_sequences --
+SELECT setval('documents_id_seq', (SELECT max(id) FROM documents)),
+       setval('vendors_id_seq', 1);
+
+-- eval_chunk_documents --
+SELECT c.id AS chunk_id, d.source_path FROM chunks c JOIN documents d ON d.id = c.document_id;
+
+-- eval_analyze --
+ANALYZE documents, chunks, vendors;
+
+-- bench_vector_top10 --
+-- The floor the vector arm is compared with: a bare HNSW top 10.
+SELECT id FROM chunks ORDER BY embedding <=> %(embedding)s LIMIT 10;
+
+-- bench_fulltext_top10 --
+-- The floor the full-text arm is compared with: any query word, plain ts_rank.
+WITH q AS (
+    SELECT replace(plainto_tsquery('english', %(query)s::text)::text, ' & ', ' | ')::tsquery AS tsq
+)
+SELECT c.id FROM chunks c, q
+WHERE c.tsv @@ q.tsq
+ORDER BY ts_rank(c.tsv, q.tsq) DESC, c.id
+LIMIT 10;
