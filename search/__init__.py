@@ -1,2 +1,40 @@
-"""Search: the embedding model (the vector space is search's) and, next, hybrid
-retrieval with Reciprocal Rank Fusion."""
+"""Search: the embedding model (the vector space is search's) and hybrid retrieval.
+
+``hybrid_search(query, db=..., embedder=..., top_k=10, filters={...})`` runs an
+HNSW vector top-N and a full-text top-N over the chunks and fuses them with
+Reciprocal Rank Fusion (k = 60) in one SQL statement (``sql/search.sql``), then
+collapses overlapping neighbour chunks, applies optional boosts and rerank, and
+pages. ``python -m search.eval`` measures it on a BEIR dataset.
+
+Importing this package loads no model and reads no settings.
+"""
+
+from search.errors import (
+    EmptyQuery,
+    InvalidFilter,
+    InvalidQueryText,
+    InvalidSearch,
+    InvalidTopK,
+    QueryTooLong,
+    SearchError,
+    SearchFailed,
+)
+from search.hybrid import SearchHit, SearchResult, hybrid_search
+from search.query import SearchFilters
+from search.settings import SearchSettings
+
+__all__ = [
+    "EmptyQuery",
+    "InvalidFilter",
+    "InvalidQueryText",
+    "InvalidSearch",
+    "InvalidTopK",
+    "QueryTooLong",
+    "SearchError",
+    "SearchFailed",
+    "SearchFilters",
+    "SearchHit",
+    "SearchResult",
+    "SearchSettings",
+    "hybrid_search",
+]

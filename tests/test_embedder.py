@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from search.embedder import EmbeddingConfigError, Embedder, model_info, packaged_model_path
+from search.embedder import Embedder, EmbeddingConfigError, model_info, packaged_model_path
 from search.numpy_bert import supports
 
 TEXTS = [

@@ -1,0 +1,87 @@
+"""Rank fusion and near-duplicate collapse: pure functions over ranked ids."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+DEFAULT_RRF_K = 60
+
+
+def rrf_scores(rankings: Iterable[Sequence[K]], k: int = DEFAULT_RRF_K) -> dict[K, float]:
+    """Reciprocal Rank Fusion: each list adds ``1 / (k + rank)`` (rank from 1).
+
+    The SQL of hybrid search computes the same sum; this is its reference.
+
+    Examples
+    --------
+    >>> scores = rrf_scores([["a", "b"], ["b", "c"]], k=60)
+    >>> round(scores["b"], 6) == round(1 / 62 + 1 / 61, 6)
+    True
+    >>> sorted(scores, key=lambda x: (-scores[x], x))
+    ['b', 'a', 'c']
+    """
+    scores: dict[K, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    return scores
+
+
+def fuse(rankings: Iterable[Sequence[int]], k: int = DEFAULT_RRF_K) -> list[tuple[int, float]]:
+    """Ids by fused score, ties broken by the smaller id.
+
+    >>> fuse([[3, 1], [1, 2]])
+    [(1, 0.03252247488101534), (3, 0.01639344262295082), (2, 0.016129032258064516)]
+    >>> fuse([[2], [1]])  # equal scores: smaller id first
+    [(1, 0.01639344262295082), (2, 0.01639344262295082)]
+    """
+    scores = rrf_scores(rankings, k)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkKey:
+    """What near-duplicate detection needs to know about a ranked chunk."""
+
+    chunk_id: int
+    document_id: int
+    chunk_index: int
+    content_hash: str
+
+
+def collapse_neighbours(ranked: Sequence[ChunkKey]) -> dict[int, list[int]]:
+    """Keep the best of overlapping chunks; say which ones each kept chunk hides.
+
+    A chunk is hidden behind a better-ranked kept chunk of the same document
+    whose index is next to its own (neighbours share an overlap), or behind
+    any kept chunk with identical content. Returns kept chunk id -> hidden ids,
+    in rank order.
+
+    Examples
+    --------
+    >>> ranked = [ChunkKey(10, 1, 4, "a"), ChunkKey(11, 1, 5, "b"), ChunkKey(20, 2, 0, "a"),
+    ...           ChunkKey(12, 1, 7, "c")]
+    >>> collapse_neighbours(ranked)
+    {10: [11, 20], 12: []}
+    """
+    kept: dict[int, list[int]] = {}
+    by_position: dict[tuple[int, int], int] = {}
+    by_hash: dict[str, int] = {}
+    for chunk in ranked:
+        owner = by_hash.get(chunk.content_hash)
+        if owner is None:
+            for index in (chunk.chunk_index - 1, chunk.chunk_index + 1):
+                owner = by_position.get((chunk.document_id, index))
+                if owner is not None:
+                    break
+        if owner is not None:
+            kept[owner].append(chunk.chunk_id)
+            continue
+        kept[chunk.chunk_id] = []
+        by_position[(chunk.document_id, chunk.chunk_index)] = chunk.chunk_id
+        by_hash[chunk.content_hash] = chunk.chunk_id
+    return kept

@@ -1,0 +1,401 @@
+"""Hybrid chunk search: HNSW vector top-N and full-text top-N fused by RRF in one
+SQL statement, then near-duplicate collapse, optional boosts and rerank, paging."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import date
+from typing import TYPE_CHECKING, Any, Protocol
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from search.errors import SearchFailed
+from search.fusion import ChunkKey, collapse_neighbours
+from search.query import (
+    SearchFilters,
+    parse_filters,
+    uses_websearch_syntax,
+    validate_query,
+    validate_top_k,
+)
+from search.settings import SearchSettings
+from sql.database import Database
+from sql.queries import queries
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+# ts_rank weights for D, C, B, A. The header (A) already appears at the start
+# of every chunk's content (B), so equal weights still count title words twice;
+# PostgreSQL's default {0.1, 0.2, 0.4, 1.0} over-weights titles: on SciFact
+# train nDCG@10 of the full-text arm was 0.621 with it, 0.692 with these (first
+# 200 queries; search/eval.py --weights).
+DEFAULT_WEIGHTS = (0.1, 0.2, 1.0, 1.0)
+# ts_rank normalisation 0 (none): with idf weighting, normalising by length
+# lost 0.02-0.17 nDCG@10 on SciFact (flags 1, 2, 8 measured).
+DEFAULT_NORMALIZATION = 0
+# Full-text candidates come from lexemes in at most this share of the chunks.
+DEFAULT_MAX_DF_RATIO = 0.02  # SearchSettings.fulltext_max_df_ratio
+
+ConnectionSource = Database | ConnectionPool | psycopg.Connection[Any]
+
+
+class QueryEmbedder(Protocol):
+    def encode(self, texts: list[str]) -> NDArray[np.float32]: ...
+
+
+class Reranker(Protocol):
+    """Scores (query, passage) pairs; higher is more relevant."""
+
+    def score(self, query: str, passages: Sequence[str]) -> Sequence[float]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One fused row of the hybrid SQL statement."""
+
+    chunk_id: int
+    vector_rank: int | None
+    vector_similarity: float | None
+    fulltext_rank: int | None
+    fulltext_score: float | None
+    rrf_score: float
+    document_id: int
+    chunk_index: int
+    total_chunks: int
+    context_header: str
+    content: str
+    content_hash: str
+    token_count: int
+    source_path: str
+    category: str | None
+    title: str
+    doc_date: date | None
+    vendor: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A chunk in the results, with how it got there."""
+
+    chunk_id: int
+    rank: int
+    """Position in the full result list, from 1 (offset included)."""
+    score: float
+    """Fused score plus boosts (or the reranker's score when reranking)."""
+    rrf_score: float
+    vector_rank: int | None
+    vector_similarity: float | None
+    """Cosine similarity, or None when the chunk was not in the vector candidates."""
+    fulltext_rank: int | None
+    fulltext_score: float | None
+    boosts: Mapping[str, float]
+    source_path: str
+    vendor: str
+    category: str | None
+    title: str
+    context_header: str
+    content: str
+    chunk_index: int
+    total_chunks: int
+    token_count: int
+    doc_date: date | None
+    similar_chunk_ids: tuple[int, ...] = ()
+    """Near-duplicates (overlapping neighbours, identical text) hidden behind this hit."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    query: str
+    hits: tuple[SearchHit, ...]
+    total: int
+    """Results available for paging (after collapse), at most twice the candidate depth."""
+    offset: int
+    top_k: int
+    strict: bool
+    """The full-text arm required every word / phrase (websearch syntax was used)."""
+    empty_reason: str | None = None
+    filters: SearchFilters = field(default_factory=SearchFilters)
+
+
+@contextmanager
+def _connection(source: ConnectionSource) -> Iterator[psycopg.Connection[Any]]:
+    if isinstance(source, psycopg.Connection):
+        yield source
+    elif isinstance(source, ConnectionPool):
+        with source.connection() as conn:
+            yield conn
+    else:
+        with source.connect() as conn:
+            yield conn
+
+
+def fetch_candidates(
+    conn: psycopg.Connection[Any],
+    query: str,
+    embedding: NDArray[np.float32],
+    filters: SearchFilters,
+    *,
+    candidates: int = 100,
+    rrf_k: int = 60,
+    ef_search: int = 100,
+    exact: bool = False,
+    weights: Sequence[float] = DEFAULT_WEIGHTS,
+    normalization: int = DEFAULT_NORMALIZATION,
+    max_df_ratio: float = DEFAULT_MAX_DF_RATIO,
+) -> list[Candidate]:
+    """Both candidate lists, fused, in one pipelined round trip.
+
+    ``exact`` turns the HNSW index off (evaluation: exact nearest neighbours).
+    """
+    q = queries()
+    params = {
+        "query": query,
+        "embedding": embedding,
+        "strict": uses_websearch_syntax(query),
+        "filtered": filters.active,
+        "vendor": filters.vendor,
+        "category": filters.category,
+        "path_prefix": filters.source_prefix,
+        "date_from": filters.date_from,
+        "date_to": filters.date_to,
+        "candidates": candidates,
+        "rrf_k": rrf_k,
+        "weights": list(weights),
+        "normalization": normalization,
+        "max_df_ratio": max_df_ratio,
+    }
+    try:
+        # Pipeline mode: the settings and the search travel together, so the
+        # search is one network round trip however many statements it takes.
+        with conn.pipeline(), conn.transaction():
+            conn.execute(q["search_ef_search"], {"ef_search": str(ef_search)})
+            conn.execute(q["search_iterative_scan"])
+            if exact:
+                conn.execute(q["search_exact_scan"])
+            # psycopg prepares a statement run often; a plan prepared under
+            # enable_indexscan = off would keep scanning exactly afterwards
+            # (plans do not follow settings), so exact runs are never prepared.
+            cursor = conn.execute(q["hybrid_search"], params, prepare=False if exact else None)
+            rows = cursor.fetchall()
+    except psycopg.Error as exc:
+        raise SearchFailed(f"The search failed in the database: {exc}".strip()) from None
+    return [_candidate(row) for row in rows]
+
+
+def _candidate(row: Mapping[str, Any]) -> Candidate:
+    return Candidate(
+        chunk_id=row["chunk_id"],
+        vector_rank=row["vector_rank"],
+        vector_similarity=row["vector_similarity"],
+        fulltext_rank=row["fulltext_rank"],
+        fulltext_score=row["fulltext_score"],
+        rrf_score=float(row["rrf_score"]),
+        document_id=row["document_id"],
+        chunk_index=row["chunk_index"],
+        total_chunks=row["total_chunks"],
+        context_header=row["context_header"],
+        content=row["content"],
+        content_hash=row["content_hash"],
+        token_count=row["token_count"],
+        source_path=row["source_path"],
+        category=row["category"],
+        title=row["title"],
+        doc_date=row["doc_date"],
+        vendor=row["vendor"],
+    )
+
+
+def compute_boosts(
+    candidate: Candidate, query: str, settings: SearchSettings, today: date
+) -> dict[str, float]:
+    """Boosts that apply to one candidate (empty when all are off).
+
+    Examples
+    --------
+    >>> c = Candidate(1, 1, 0.9, None, None, 0.016, 1, 0, 1, "", "", "h", 3, "p", None, "t",
+    ...               date(2024, 1, 1), "Acme")
+    >>> s = SearchSettings(vendor_boost=0.01, recency_boost=0.004, recency_half_life_days=366)
+    >>> compute_boosts(c, "acme pricing", s, date(2025, 1, 1))
+    {'vendor': 0.01, 'recency': 0.002}
+    """
+    boosts: dict[str, float] = {}
+    if settings.vendor_boost > 0 and re.search(
+        rf"(?<!\w){re.escape(candidate.vendor.casefold())}(?!\w)", query.casefold()
+    ):
+        boosts["vendor"] = settings.vendor_boost
+    if settings.recency_boost > 0 and candidate.doc_date is not None:
+        age = max(0, (today - candidate.doc_date).days)
+        boosts["recency"] = settings.recency_boost * math.pow(
+            0.5, age / settings.recency_half_life_days
+        )
+    return boosts
+
+
+def rank_candidates(
+    candidates: Sequence[Candidate],
+    query: str,
+    settings: SearchSettings,
+    *,
+    today: date | None = None,
+    reranker: Reranker | None = None,
+    rerank_depth: int = 50,
+) -> list[SearchHit]:
+    """Order fused candidates into hits: boosts, optional rerank, collapse, ranks.
+
+    Ties are broken by chunk id so equal scores always come out in one order.
+    """
+    today = today or date.today()
+    boosted = []
+    for c in candidates:
+        boosts = compute_boosts(c, query, settings, today)
+        boosted.append((c.rrf_score + sum(boosts.values()), c, boosts))
+    boosted.sort(key=lambda item: (-item[0], item[1].chunk_id))
+    if reranker is not None and boosted:
+        head, tail = boosted[:rerank_depth], boosted[rerank_depth:]
+        scores = list(reranker.score(query, [c.content for _, c, _ in head]))
+        if len(scores) != len(head):
+            raise SearchFailed("The reranker returned a wrong number of scores.")
+        reranked = sorted(
+            ((float(s), c, b) for s, (_, c, b) in zip(scores, head, strict=True)),
+            key=lambda item: (-item[0], item[1].chunk_id),
+        )
+        # below the reranked head, the order is the fused one
+        boosted = reranked + tail
+    if settings.collapse_neighbours:
+        groups = collapse_neighbours(
+            [
+                ChunkKey(c.chunk_id, c.document_id, c.chunk_index, c.content_hash)
+                for _, c, _ in boosted
+            ]
+        )
+    else:
+        groups = {c.chunk_id: [] for _, c, _ in boosted}
+    hits: list[SearchHit] = []
+    for score, c, boosts in boosted:
+        if c.chunk_id not in groups:
+            continue
+        hits.append(
+            SearchHit(
+                chunk_id=c.chunk_id,
+                rank=len(hits) + 1,
+                score=score,
+                rrf_score=c.rrf_score,
+                vector_rank=c.vector_rank,
+                vector_similarity=c.vector_similarity,
+                fulltext_rank=c.fulltext_rank,
+                fulltext_score=c.fulltext_score,
+                boosts=boosts,
+                source_path=c.source_path,
+                vendor=c.vendor,
+                category=c.category,
+                title=c.title,
+                context_header=c.context_header,
+                content=c.content,
+                chunk_index=c.chunk_index,
+                total_chunks=c.total_chunks,
+                token_count=c.token_count,
+                doc_date=c.doc_date,
+                similar_chunk_ids=tuple(groups[c.chunk_id]),
+            )
+        )
+    return hits
+
+
+def hybrid_search(
+    query: str,
+    *,
+    db: ConnectionSource,
+    embedder: QueryEmbedder,
+    top_k: int = 10,
+    filters: SearchFilters | Mapping[str, Any] | None = None,
+    offset: int = 0,
+    settings: SearchSettings | None = None,
+    reranker: Reranker | None = None,
+) -> SearchResult:
+    """Search the knowledge base's chunks with a keyword or natural-language query.
+
+    Parameters
+    ----------
+    query
+        Up to 500 characters of text; ``"quoted phrases"``, ``-word`` and ``or``
+        follow ``websearch_to_tsquery`` in the full-text arm.
+    db
+        A :class:`~sql.database.Database`, a pool or an open connection.
+    embedder
+        The knowledge base's embedding model (``search.embedder.Embedder``).
+    top_k
+        Hits per page, 1 to 50.
+    filters
+        ``vendor``, ``category``, ``source_prefix``, ``date_from``, ``date_to``.
+    offset
+        Hits to skip (paging); ``total`` in the result says how many there are.
+    settings
+        Candidate depth, RRF k, ef_search, boosts; default: from the environment.
+    reranker
+        Optional second stage over the best fused candidates.
+
+    Raises
+    ------
+    search.errors.InvalidSearch
+        Bad query text, top_k, offset or filters.
+    search.errors.SearchFailed
+        The database failed.
+    """
+    text = validate_query(query, max_chars=(settings.max_query_chars if settings else 500))
+    top_k = validate_top_k(top_k)
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        from search.errors import InvalidSearch
+
+        raise InvalidSearch(f"offset must be a non-negative integer, not {offset!r}.")
+    parsed = parse_filters(filters)
+    settings = settings or SearchSettings()
+    embedding = embedder.encode([text])[0]
+    with _connection(db) as conn:
+        rows = fetch_candidates(
+            conn,
+            text,
+            embedding,
+            parsed,
+            candidates=max(settings.candidates, offset + top_k),
+            rrf_k=settings.rrf_k,
+            ef_search=settings.hnsw_ef_search,
+            max_df_ratio=settings.fulltext_max_df_ratio,
+        )
+        reason = None if rows else _why_empty(conn, parsed)
+    hits = rank_candidates(rows, text, settings, reranker=reranker)
+    page = tuple(hits[offset : offset + top_k])
+    if rows and not page:
+        reason = f"offset {offset} is past the last of {len(hits)} results"
+    return SearchResult(
+        query=text,
+        hits=page,
+        total=len(hits),
+        offset=offset,
+        top_k=top_k,
+        strict=uses_websearch_syntax(text),
+        empty_reason=reason,
+        filters=parsed,
+    )
+
+
+def _why_empty(conn: psycopg.Connection[Any], filters: SearchFilters) -> str:
+    row = conn.execute(queries()["search_corpus_size"]).fetchone()
+    if not row or row["chunks"] == 0:
+        return "the knowledge base has no chunks yet: run `python -m extraction` to build it"
+    if row["embedded"] == 0:
+        return "no chunk has an embedding yet: finish a rebuild"
+    if filters.active:
+        return "no chunk matches the filters"
+    return "nothing matched the query"
+
+
+def with_rank_offset(hits: Sequence[SearchHit], start: int) -> list[SearchHit]:
+    """Hits renumbered from ``start`` (for callers that merge pages)."""
+    return [replace(h, rank=start + i) for i, h in enumerate(hits)]

@@ -1,0 +1,205 @@
+# ruff: noqa: F811  (pytest fixtures imported from tests/search_fixtures.py)
+"""Hybrid search on a real PostgreSQL with the real embedding model."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import pytest
+
+from search.errors import EmptyQuery, InvalidFilter, InvalidQueryText, InvalidTopK, QueryTooLong
+from search.fusion import rrf_scores
+from search.hybrid import fetch_candidates, hybrid_search
+from search.query import SearchFilters
+from search.settings import SearchSettings
+from sql.database import Database
+from tests.search_fixtures import search_db  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.slow
+
+
+def run(db: Database, embedder: Any, query: str, **kw: Any) -> Any:
+    return hybrid_search(
+        query, db=db, embedder=embedder, settings=kw.pop("settings", None) or SearchSettings(), **kw
+    )
+
+
+def test_keyword_query_finds_the_chunk_with_all_fields(search_db: Database, embedder: Any) -> None:
+    result = run(search_db, embedder, "Roadrunner parachute brake", top_k=5)
+    top = result.hits[0]
+    assert top.source_path.endswith("Acme/rocket.md")
+    assert top.rank == 1 and top.vendor == "Acme" and top.category == "product"
+    assert top.vector_similarity is not None and 0 < top.vector_similarity <= 1
+    assert top.fulltext_rank is not None and top.fulltext_score is not None
+    assert "Acme Rocket Platform" in top.context_header
+    assert 0 <= top.chunk_index < top.total_chunks and top.token_count > 0
+    assert top.doc_date == date(2021, 3, 4)
+    assert top.boosts == {}
+    assert result.total >= len(result.hits) and result.empty_reason is None
+
+
+def test_natural_language_question(search_db: Database, embedder: Any) -> None:
+    result = run(search_db, embedder, "How much does the rocket sled cost?", top_k=3)
+    assert any(h.source_path.endswith("Acme/pricing.md") for h in result.hits[:2])
+
+
+def test_quoted_phrase_is_matched_strictly(search_db: Database, embedder: Any) -> None:
+    result = run(search_db, embedder, '"heat pumps"', top_k=10)
+    assert result.strict
+    assert result.hits[0].source_path.endswith("Globex/overview.md")
+    fulltext = [h for h in result.hits if h.fulltext_rank is not None]
+    assert fulltext and all("heat pumps" in h.content for h in fulltext)
+
+
+def test_stop_words_only_still_returns_vector_results(search_db: Database, embedder: Any) -> None:
+    result = run(search_db, embedder, "the and of", top_k=5)
+    assert len(result.hits) == 5
+    assert all(h.fulltext_rank is None and h.vector_rank is not None for h in result.hits)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Café Zürich rebate", "Acme/pricing.md"),
+        ("data-centre cooling!!! ???", "Globex/overview.md"),
+        ("TPS (report) software; compliance & paperwork", "Initech/reports.md"),
+        ("it's \\ 'quoted' \"", None),
+    ],
+)
+def test_punctuation_and_unicode(
+    search_db: Database, embedder: Any, query: str, expected: str | None
+) -> None:
+    result = run(search_db, embedder, query, top_k=3)
+    assert result.hits
+    if expected:
+        assert result.hits[0].source_path.endswith(expected)
+
+
+def test_sql_fusion_is_reciprocal_rank_fusion(search_db: Database, embedder: Any) -> None:
+    query = "rocket sled safety"
+    with search_db.connect() as conn:
+        rows = fetch_candidates(conn, query, embedder.encode([query])[0], SearchFilters(), rrf_k=60)
+    vector = [
+        r.chunk_id
+        for r in sorted((r for r in rows if r.vector_rank), key=lambda r: r.vector_rank or 0)
+    ]
+    fulltext = [
+        r.chunk_id
+        for r in sorted((r for r in rows if r.fulltext_rank), key=lambda r: r.fulltext_rank or 0)
+    ]
+    expected = rrf_scores([vector, fulltext], k=60)
+    assert {r.chunk_id: r.rrf_score for r in rows} == pytest.approx(expected)
+    keys = [(-r.rrf_score, r.chunk_id) for r in rows]
+    assert keys == sorted(keys)
+
+
+def test_exact_scan_agrees_with_hnsw_on_a_small_corpus(search_db: Database, embedder: Any) -> None:
+    query = "maintenance of plasma coils"
+    vector = embedder.encode([query])[0]
+    with search_db.connect() as conn:
+        approx = fetch_candidates(conn, query, vector, SearchFilters())
+        exact = fetch_candidates(conn, query, vector, SearchFilters(), exact=True)
+    assert [(r.chunk_id, r.vector_rank) for r in approx] == [
+        (r.chunk_id, r.vector_rank) for r in exact
+    ]
+
+
+def test_vendor_filter_returns_complete_results(search_db: Database, embedder: Any) -> None:
+    settings = SearchSettings(collapse_neighbours=False, hnsw_ef_search=1)
+    with search_db.connect() as conn:
+        initech = conn.execute(
+            "SELECT count(*) AS n FROM chunks c JOIN documents d ON d.id = c.document_id "
+            "JOIN vendors v ON v.id = d.vendor_id WHERE v.name = 'Initech'"
+        ).fetchone()["n"]
+    assert initech > 3
+    # ef_search = 1 and a query about another vendor: without the iterative
+    # scan the filtered HNSW scan would return (almost) nothing
+    result = run(
+        search_db,
+        embedder,
+        "Roadrunner rocket sled",
+        top_k=50,
+        filters={"vendor": "Initech"},
+        settings=settings,
+    )
+    assert {h.vendor for h in result.hits} == {"Initech"}
+    assert result.total == initech == len(result.hits)
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected_paths"),
+    [
+        ({"category": "pricing"}, {"vendors/Acme/pricing.md"}),
+        ({"source_prefix": "vendors/Globex/"}, {"vendors/Globex/overview.md"}),
+        ({"date_from": "2023-01-01"}, {"vendors/Acme/pricing.md", "vendors/Initech/reports.md"}),
+        ({"date_from": "2019-01-01", "date_to": "2020-12-31"}, {"vendors/Globex/overview.md"}),
+        ({"vendor": "acme", "category": "product"}, {"vendors/Acme/rocket.md"}),
+    ],
+)
+def test_filters(
+    search_db: Database, embedder: Any, filters: dict[str, Any], expected_paths: set[str]
+) -> None:
+    result = run(search_db, embedder, "products and prices", top_k=50, filters=filters)
+    assert {h.source_path for h in result.hits} == expected_paths
+
+
+def test_filter_matching_nothing_says_why(search_db: Database, embedder: Any) -> None:
+    result = run(search_db, embedder, "rocket", filters={"vendor": "Nobody"})
+    assert result.hits == () and result.total == 0
+    assert result.empty_reason == "no chunk matches the filters"
+
+
+def test_neighbour_chunks_are_collapsed(search_db: Database, embedder: Any) -> None:
+    query = "Hyperdrive maintenance schedule plasma coils coolant filter"
+    plain = run(
+        search_db, embedder, query, top_k=10, settings=SearchSettings(collapse_neighbours=False)
+    )
+    collapsed = run(search_db, embedder, query, top_k=10)
+    assert collapsed.total < plain.total
+    seen = {(h.source_path, h.chunk_index) for h in collapsed.hits}
+    for h in collapsed.hits:
+        assert (h.source_path, h.chunk_index + 1) not in seen
+        assert (h.source_path, h.chunk_index - 1) not in seen
+    assert any(h.similar_chunk_ids for h in collapsed.hits)
+
+
+def test_paging_is_deterministic_and_disjoint(search_db: Database, embedder: Any) -> None:
+    settings = SearchSettings(collapse_neighbours=False)
+    first = run(search_db, embedder, "engine", top_k=3, settings=settings)
+    again = run(search_db, embedder, "engine", top_k=3, settings=settings)
+    second = run(search_db, embedder, "engine", top_k=3, offset=3, settings=settings)
+    assert first == again
+    assert [h.rank for h in second.hits] == [4, 5, 6]
+    assert not {h.chunk_id for h in first.hits} & {h.chunk_id for h in second.hits}
+    assert first.total == second.total
+    past = run(search_db, embedder, "engine", top_k=3, offset=1000, settings=settings)
+    assert past.hits == () and "past the last" in (past.empty_reason or "")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"query": ""}, EmptyQuery),
+        ({"query": "  \n "}, EmptyQuery),
+        ({"query": "x" * 501}, QueryTooLong),
+        ({"query": "nul\x00byte"}, InvalidQueryText),
+        ({"query": b"\x00\x01"}, InvalidQueryText),
+        ({"query": "ok", "top_k": 0}, InvalidTopK),
+        ({"query": "ok", "top_k": 51}, InvalidTopK),
+        ({"query": "ok", "filters": {"colour": "red"}}, InvalidFilter),
+        ({"query": "ok", "filters": {"date_from": 2020}}, InvalidFilter),
+    ],
+)
+def test_bad_requests_are_clear_errors(
+    search_db: Database, embedder: Any, kwargs: dict[str, Any], error: type[Exception]
+) -> None:
+    query = kwargs.pop("query")
+    with pytest.raises(error):
+        hybrid_search(query, db=search_db, embedder=embedder, **kwargs)
+
+
+def test_empty_database_says_why(db: Database, embedder: Any) -> None:
+    result = hybrid_search("anything at all", db=db, embedder=embedder)
+    assert result.hits == () and result.total == 0
+    assert "no chunks yet" in (result.empty_reason or "")
