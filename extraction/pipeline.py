@@ -38,6 +38,7 @@ from extraction.settings import ExtractionSettings
 from search.embedder import Embedder, EmbeddingSettings, model_info
 from sql import queries
 from sql.database import Database, bind_embedding_model
+from sql.queries import COPY_CHUNKS_TYPES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -499,21 +500,7 @@ class Rebuilder:
                     report.documents_new += 1
             conn.execute(q["delete_document_chunks"], {"document_ids": doc_ids})
             with conn.cursor().copy(q["copy_chunks"]) as copy:
-                copy.set_types(
-                    [
-                        "int8",
-                        "int4",
-                        "int4",
-                        "text",
-                        "text",
-                        "text",
-                        "int4",
-                        "int4",
-                        "text",
-                        "vector",
-                        "jsonb",
-                    ]
-                )
+                copy.set_types(list(COPY_CHUNKS_TYPES))
                 for doc_id, p in zip(doc_ids, prepared, strict=True):
                     meta = _chunk_metadata(p.document)
                     for c, h, key in zip(p.chunks, p.chunk_hashes, p.extraction_keys, strict=True):

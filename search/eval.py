@@ -44,7 +44,7 @@ from search.metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
 from search.query import SearchFilters
 from search.settings import SearchSettings
 from sql.database import Database, bind_embedding_model, open_database
-from sql.queries import queries
+from sql.queries import COPY_CHUNKS_TYPES, queries
 from sql.settings import DatabaseSettings
 
 if TYPE_CHECKING:
@@ -212,21 +212,7 @@ def load_corpus(
                 digest = hashlib.sha256(f"{title}\n{text}".encode()).hexdigest()
                 copy.write_row((n, doc_id, 1, data.name, title, Jsonb({}), digest))
         with conn.cursor().copy(q["copy_chunks"]) as copy:
-            copy.set_types(
-                [
-                    "int8",
-                    "int4",
-                    "int4",
-                    "text",
-                    "text",
-                    "text",
-                    "int4",
-                    "int4",
-                    "text",
-                    "vector",
-                    "jsonb",
-                ]
-            )
+            copy.set_types(list(COPY_CHUNKS_TYPES))
             for c in chunks:
                 copy.write_row(
                     (

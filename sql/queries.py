@@ -9,6 +9,21 @@ from typing import LiteralString
 
 _BLOCK = re.compile(r"^-- ([a-z_][a-z0-9_]*) --\s*$", re.MULTILINE)
 
+#: Column types of the binary COPY in ``copy_chunks``, in its column order.
+COPY_CHUNKS_TYPES = (
+    "int8",
+    "int4",
+    "int4",
+    "text",
+    "text",
+    "text",
+    "int4",
+    "int4",
+    "text",
+    "vector",
+    "jsonb",
+)
+
 QUERY_FILES = ("queries.sql", "search.sql")
 
 
