@@ -65,14 +65,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    def add_build(name: str, help_text: str, path_required: bool) -> argparse.ArgumentParser:
-        p = sub.add_parser(
+    def command(
+        name: str, help_text: str, description: str | None = None
+    ) -> argparse.ArgumentParser:
+        return sub.add_parser(
             name,
             help=help_text,
-            description=help_text,
+            description=description or help_text,
             epilog=ENVIRONMENT_HELP,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
+
+    def add_build(name: str, help_text: str, path_required: bool) -> argparse.ArgumentParser:
+        p = command(name, help_text)
         p.add_argument(
             "path",
             nargs=None if path_required else "?",
@@ -97,13 +102,7 @@ def _parser() -> argparse.ArgumentParser:
         path_required=True,
     )
 
-    status = sub.add_parser(
-        "status",
-        help="What the knowledge base holds, by vendor, and its last builds.",
-        description="What the knowledge base holds, by vendor, and its last builds.",
-        epilog=ENVIRONMENT_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    status = command("status", "What the knowledge base holds, by vendor, and its last builds.")
     status.add_argument(
         "--vendors",
         type=int,
@@ -113,22 +112,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     status.add_argument("--json", action="store_true", help="print as JSON")
 
-    sub.add_parser(
+    command(
         "stop-db",
-        help="Stop the embedded PostgreSQL server (it keeps running between commands).",
-        description="Stop the embedded PostgreSQL server in KB_PGDATA if it is running. "
+        "Stop the embedded PostgreSQL server (it keeps running between commands).",
+        "Stop the embedded PostgreSQL server in KB_PGDATA if it is running. "
         "Does nothing when DATABASE_URL is set.",
-        epilog=ENVIRONMENT_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
 
-    extract = sub.add_parser(
+    extract = command(
         "extract",
-        help="Run entity and relationship extraction on one text and print the result.",
-        description=(
-            "Run entity and relationship extraction (the pipeline's own code path) on one "
-            "text: a file, or standard input with '-'."
-        ),
+        "Run entity and relationship extraction on one text and print the result.",
+        "Run entity and relationship extraction (the pipeline's own code path) on one "
+        "text: a file, or standard input with '-'.",
     )
     extract.add_argument(
         "file", nargs="?", default="-", help="text or markdown file, or - for stdin"
@@ -136,13 +131,11 @@ def _parser() -> argparse.ArgumentParser:
     extract.add_argument("--vendor", help="vendor the text is about (seeds the entity ruler)")
     extract.add_argument("--json", action="store_true", help="print JSON (default: tables)")
 
-    ev = sub.add_parser(
+    ev = command(
         "eval",
-        help="Score extraction against KnowledgeNet (relations) and wikigold (NER).",
-        description=(
-            "Score relationship extraction against KnowledgeNet gold facts and NER against "
-            "wikigold, printing precision / recall / F1 per type."
-        ),
+        "Score extraction against KnowledgeNet (relations) and wikigold (NER).",
+        "Score relationship extraction against KnowledgeNet gold facts and NER against "
+        "wikigold, printing precision / recall / F1 per type.",
     )
     ev.add_argument(
         "--data",

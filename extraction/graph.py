@@ -123,8 +123,8 @@ def build_vendor_graph(rows: Sequence[VendorChunkExtraction]) -> VendorGraph:
                 text=m.text,
             )
         )
-    index_of = {(e.key, e.type): i for i, e in enumerate(resolution.entities)}
     extra: list[GraphEntity] = []
+    extra_index: dict[tuple[str, str], int] = {}
 
     def entity_for(name: str, label: str) -> int:
         found = resolution.by_key.get((label, normalize_name(name)))
@@ -133,8 +133,8 @@ def build_vendor_graph(rows: Sequence[VendorChunkExtraction]) -> VendorGraph:
         # An endpoint the NER did not tag as a mention (e.g. a resolved pronoun):
         # keep it, evidenced by the relation sentence only.
         key = (normalize_name(name), label)
-        if key not in index_of:
-            index_of[key] = len(resolution.entities) + len(extra)
+        if key not in extra_index:
+            extra_index[key] = len(resolution.entities) + len(extra)
             extra.append(
                 GraphEntity(
                     name=name,
@@ -146,7 +146,7 @@ def build_vendor_graph(rows: Sequence[VendorChunkExtraction]) -> VendorGraph:
                     snippet="",
                 )
             )
-        return index_of[key]
+        return extra_index[key]
 
     edges: dict[tuple[int, int, str], list[tuple[float, int, str, str]]] = {}
     for row in rows:

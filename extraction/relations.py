@@ -533,17 +533,34 @@ def _sentence_groups(doc: Doc, mentions: Sequence[Mention]) -> list[tuple[Span, 
     return [(sents[k], ms) for k, ms in sorted(groups.items()) if len(ms) >= 2]
 
 
-def find_relations(doc: Doc, mentions: Sequence[Mention]) -> list[tuple[_Found, Span]]:
-    """Typed relation candidates with their family and path length (for calibration)."""
-    named = [m for m in mentions if not m.pronoun]
-    if len(mentions) < 2 or not named:
-        return []
+RootedGroup = tuple[Span, list[Mention], list[tuple[Token, frozenset[int]]]]
+
+
+def rooted_sentence_groups(
+    doc: Doc, mentions: Sequence[Mention]
+) -> tuple[list[int], list[RootedGroup]]:
+    """Token owners, and per sentence its mentions with their effective roots.
+
+    The shared start of rule matching and of classifier candidates; empty when
+    no pair of mentions can hold a relation (fewer than two, or no name).
+    """
+    if len(mentions) < 2 or all(m.pronoun for m in mentions):
+        return [], []
     ordered = sorted(mentions, key=lambda m: m.span.start)
     owner = _token_owner(doc, ordered)
     index = {id(m): k for k, m in enumerate(ordered)}
+    groups = [
+        (sent, group, [_effective_root(m, index[id(m)], owner, ordered) for m in group])
+        for sent, group in _sentence_groups(doc, ordered)
+    ]
+    return owner, groups
+
+
+def find_relations(doc: Doc, mentions: Sequence[Mention]) -> list[tuple[_Found, Span]]:
+    """Typed relation candidates with their family and path length (for calibration)."""
+    owner, groups = rooted_sentence_groups(doc, mentions)
     found: list[tuple[_Found, Span]] = []
-    for sent, group in _sentence_groups(doc, ordered):
-        rooted = [_effective_root(m, index[id(m)], owner, ordered) for m in group]
+    for sent, group, rooted in groups:
         for i in range(len(group)):
             for j in range(i + 1, len(group)):
                 m1, m2 = group[i], group[j]

@@ -49,12 +49,10 @@ from extraction.relations import (
     _WORK_NOUNS,
     _WORK_VERBS,
     Mention,
-    _effective_root,
     _Found,
     _path,
-    _sentence_groups,
-    _token_owner,
     path_bucket,
+    rooted_sentence_groups,
 )
 
 #: Where the shipped weights live (package data).
@@ -257,18 +255,12 @@ def generate_candidates(
     not ``usable`` are skipped. A mention NER labelled as a place, person,
     product or event is also offered as an ORG end (flagged as relabelled).
     """
-    named = [m for m in mentions if not m.pronoun]
-    if len(mentions) < 2 or not named:
-        return []
-    ordered = sorted(mentions, key=lambda m: m.span.start)
-    owner = _token_owner(doc, ordered)
-    index = {id(m): k for k, m in enumerate(ordered)}
+    owner, groups = rooted_sentence_groups(doc, mentions)
     rules: dict[tuple[int, int], list[tuple[str, str, int]]] = defaultdict(list)
     for r, _ in found:
         rules[r.source.span.start, r.target.span.start].append((r.type, r.family, r.edges))
     out: list[Candidate] = []
-    for sent, group in _sentence_groups(doc, ordered):
-        rooted = [_effective_root(m, index[id(m)], owner, ordered) for m in group]
+    for sent, group, rooted in groups:
         for i, m1 in enumerate(group):
             if not usable(m1):
                 continue

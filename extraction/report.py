@@ -12,8 +12,6 @@ from extraction.pipeline import BuildReport
 from sql import queries
 from sql.database import Database, bound_model
 
-STAGES = ("scan", "parse", "chunk", "embed", "extract", "publish", "prune")
-
 
 def _counts_table(title: str, counts: dict[str, int]) -> Table:
     table = Table(title=title, title_justify="left")
@@ -67,9 +65,8 @@ def render_build_report(console: Console, report: BuildReport, where: str) -> No
     timing = Table(title="Seconds per stage", title_justify="left")
     timing.add_column("stage")
     timing.add_column("seconds", justify="right")
-    for stage in STAGES:
-        if stage in report.stage_seconds:
-            timing.add_row(stage, f"{report.stage_seconds[stage]:.2f}")
+    for stage, seconds in report.stage_seconds.items():  # in the order they ran
+        timing.add_row(stage, f"{seconds:.2f}")
     timing.add_row("[bold]total", f"[bold]{sum(report.stage_seconds.values()):.2f}")
     console.print(timing)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from extraction.models import EntityMention, RelationMention
 from extraction.names import display_form, normalize_name
@@ -156,18 +156,5 @@ def resolve_relations(
         target = tgt.canonical if tgt else r.target
         if source == target and r.source_label == r.target_label:
             continue
-        out.append(
-            RelationMention(
-                source=source,
-                source_label=r.source_label,
-                target=target,
-                target_label=r.target_label,
-                type=r.type,
-                confidence=r.confidence,
-                sentence=r.sentence,
-                source_span=r.source_span,
-                target_span=r.target_span,
-                method=r.method,
-            )
-        )
+        out.append(replace(r, source=source, target=target))
     return out

@@ -284,6 +284,15 @@ def score_arm(runs: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> A
     )
 
 
+def _timed_fetch(
+    conn: Any, text: str, vector: Any, fetch_args: dict[str, Any], *, exact: bool
+) -> tuple[list[Any], float]:
+    """One unfiltered search and its latency in milliseconds."""
+    start = time.perf_counter()
+    rows = fetch_candidates(conn, text, vector, SearchFilters(), exact=exact, **fetch_args)
+    return rows, (time.perf_counter() - start) * 1000
+
+
 def evaluate(
     db: Database,
     data: BeirDataset,
@@ -305,6 +314,14 @@ def evaluate(
         start = time.perf_counter()
         embedder.encode([text])
         embed_ms.append((time.perf_counter() - start) * 1000)
+    fetch_args: dict[str, Any] = {
+        "candidates": candidates,
+        "rrf_k": settings.rrf_k,
+        "ef_search": settings.hnsw_ef_search,
+        "weights": weights,
+        "normalization": normalization,
+        "max_df_ratio": max_df_ratio,
+    }
     runs: dict[str, dict[str, list[str]]] = {}
     latency: list[float] = []
     exact_latency: list[float] = []
@@ -315,38 +332,14 @@ def evaluate(
         with Progress(console=_stderr) as progress:
             task = progress.add_task("running queries", total=len(qids) * (2 if exact else 1))
             for qid, text, vector in zip(qids, texts, vectors, strict=True):
-                start = time.perf_counter()
-                rows = fetch_candidates(
-                    conn,
-                    text,
-                    vector,
-                    SearchFilters(),
-                    candidates=candidates,
-                    rrf_k=settings.rrf_k,
-                    ef_search=settings.hnsw_ef_search,
-                    weights=weights,
-                    normalization=normalization,
-                    max_df_ratio=max_df_ratio,
-                )
-                latency.append((time.perf_counter() - start) * 1000)
+                rows, ms = _timed_fetch(conn, text, vector, fetch_args, exact=False)
+                latency.append(ms)
                 for arm, ranking in doc_rankings(rows, chunk_doc).items():
                     runs.setdefault(arm, {})[qid] = ranking
                 progress.advance(task)
                 if exact:
-                    start = time.perf_counter()
-                    rows = fetch_candidates(
-                        conn,
-                        text,
-                        vector,
-                        SearchFilters(),
-                        candidates=candidates,
-                        rrf_k=settings.rrf_k,
-                        exact=True,
-                        weights=weights,
-                        normalization=normalization,
-                        max_df_ratio=max_df_ratio,
-                    )
-                    exact_latency.append((time.perf_counter() - start) * 1000)
+                    rows, ms = _timed_fetch(conn, text, vector, fetch_args, exact=True)
+                    exact_latency.append(ms)
                     rankings = doc_rankings(rows, chunk_doc)
                     runs.setdefault("vector_exact", {})[qid] = rankings["vector"]
                     runs.setdefault("hybrid_exact", {})[qid] = rankings["hybrid"]

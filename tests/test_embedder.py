@@ -15,6 +15,18 @@ import pytest
 from search.embedder import Embedder, EmbeddingConfigError, model_info, packaged_model_path
 from search.numpy_bert import supports
 
+
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    """Run code in a fresh interpreter, so its imports are its own."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+
+
 TEXTS = [
     "hello world",
     "TypeScript is a typed superset of JavaScript that compiles to plain JavaScript. " * 30,
@@ -43,13 +55,7 @@ def test_small_batches_do_not_import_torch() -> None:
         "e = Embedder(model_info()); v = e.encode(['one chunk', 'two']);"
         "print(v.shape, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parent.parent,
-    )
+    out = run_python(code)
     assert out.stdout.strip() == "(2, 384) False False"
 
 
@@ -85,11 +91,5 @@ def test_spacy_loads_without_torch_and_torch_still_works_after() -> None:
         "v = Embedder(model_info(), small_batch_max=0).encode(['x'])\n"
         "print('torch' in sys.modules, v.shape)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parent.parent,
-    )
+    out = run_python(code)
     assert out.stdout.split("\n")[:2] == ["False True", "True (1, 384)"]
