@@ -31,10 +31,8 @@ from rich.table import Table
 
 from search.embedder import Embedder, EmbeddingSettings
 from search.eval import (
-    admin_conninfo,
     chunk_corpus,
     database_name,
-    eval_database,
     load_beir,
     load_corpus,
 )
@@ -42,7 +40,7 @@ from search.hybrid import fetch_candidates, hybrid_search
 from search.metrics import percentile
 from search.query import SearchFilters
 from search.settings import SearchSettings
-from sql.database import Database
+from sql.database import Database, named_database, server_conninfo
 from sql.queries import queries
 from sql.settings import DatabaseSettings
 
@@ -103,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
 
     data = load_beir(args.dataset, args.split)
-    db: Database = eval_database(
-        admin_conninfo(DatabaseSettings()), database_name(data.name, "chunked")
+    db: Database = named_database(
+        server_conninfo(DatabaseSettings()), database_name(data.name, "chunked")
     )
     embedder = Embedder.from_settings(EmbeddingSettings())
     load_corpus(db, data, chunk_corpus(data.corpus, "chunked"), embedder)

@@ -1,8 +1,7 @@
-"""Name normalisation shared by vendor identity and entity resolution.
+"""Display forms and vendor naming rules of the extraction stage.
 
-Pure functions, no spaCy: ``"Lutron Electronics Co., Inc."``, ``"LUTRON
-electronics"`` and ``"Lutron Electronics"`` all normalise to
-``"lutron electronics"``.
+The normalisation itself (:func:`normalize_name`) is :mod:`sql.names`, shared
+with the readers of the knowledge base.
 """
 
 from __future__ import annotations
@@ -10,84 +9,18 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# Legal-form suffixes removed from the end of organisation names. Order does
-# not matter: they are stripped repeatedly ("Co., Inc." loses both).
-LEGAL_SUFFIXES: frozenset[str] = frozenset(
-    {
-        "inc",
-        "incorporated",
-        "corp",
-        "corporation",
-        "co",
-        "company",
-        "ltd",
-        "limited",
-        "llc",
-        "l l c",
-        "plc",
-        "gmbh",
-        "ag",
-        "sa",
-        "s a",
-        "sas",
-        "sarl",
-        "bv",
-        "b v",
-        "nv",
-        "n v",
-        "oy",
-        "ab",
-        "as",
-        "asa",
-        "kk",
-        "kg",
-        "spa",
-        "srl",
-        "pty",
-        "pte",
-        "ug",
-        "lp",
-        "llp",
-        "pvt",
-        "holdings",
-    }
-)
+from sql.names import LEGAL_SUFFIXES, fold, normalize_name
 
-_PUNCT = re.compile(r"[^\w\s&+#]", re.UNICODE)
+__all__ = [
+    "LEGAL_SUFFIXES",
+    "display_form",
+    "fold",
+    "guess_vendor_type",
+    "normalize_name",
+    "vendor_display_name",
+]
+
 _SPACES = re.compile(r"\s+")
-
-
-def fold(text: str) -> str:
-    """Case-fold, strip accents and collapse whitespace; keep punctuation."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    no_marks = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return _SPACES.sub(" ", no_marks.replace("_", " ")).strip().casefold()
-
-
-def normalize_name(text: str, *, strip_legal: bool = True) -> str:
-    """Key under which two spellings of one name are the same.
-
-    Examples
-    --------
-    >>> normalize_name("Lutron Electronics Co., Inc.")
-    'lutron electronics'
-    >>> normalize_name("Apple_Inc.")
-    'apple'
-    >>> normalize_name("C++")
-    'c++'
-    >>> normalize_name("The Apache Software Foundation")
-    'apache software foundation'
-    """
-    words = _SPACES.sub(" ", _PUNCT.sub(" ", fold(text))).strip().split(" ")
-    if len(words) > 1 and words[0] == "the":
-        words = words[1:]
-    if strip_legal:
-        while len(words) > 1 and words[-1] in LEGAL_SUFFIXES:
-            words.pop()
-        # two-letter abbreviations split by punctuation ("S.A." -> "s a")
-        while len(words) > 2 and " ".join(words[-2:]) in LEGAL_SUFFIXES:
-            del words[-2:]
-    return " ".join(w for w in words if w)
 
 
 def vendor_display_name(folder: str) -> str:

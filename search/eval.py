@@ -24,11 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import psycopg
-from psycopg import sql as pgsql
-from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
-from pydantic import SecretStr
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
@@ -43,7 +39,7 @@ from search.hybrid import (
 from search.metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
 from search.query import SearchFilters
 from search.settings import SearchSettings
-from sql.database import Database, bind_embedding_model, open_database
+from sql.database import Database, bind_embedding_model, named_database, server_conninfo
 from sql.queries import COPY_CHUNKS_TYPES, queries
 from sql.settings import DatabaseSettings
 
@@ -128,26 +124,6 @@ def chunk_corpus(corpus: dict[str, tuple[str, str]], chunking: str) -> list[Eval
         for c in chunk_markdown(text, title=title, counter=counter, fallback=title):
             out.append(EvalChunk(doc_id, c.index, c.total, c.header, c.content, c.token_count))
     return out
-
-
-def admin_conninfo(settings: DatabaseSettings) -> str:
-    if settings.database_url is not None:
-        return settings.database_url.get_secret_value()
-    from sql.embedded import start_embedded
-
-    return start_embedded(settings.pgdata.expanduser().resolve())
-
-
-def eval_database(admin: str, name: str) -> Database:
-    """Create (if needed) and migrate the evaluation database ``name``."""
-    q = queries()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        row = conn.execute(q["eval_database_exists"], {"name": name}).fetchone()
-        if not row or not row[0]:
-            conn.execute(pgsql.SQL(q["eval_create_database"]).format(name=pgsql.Identifier(name)))
-    return open_database(
-        DatabaseSettings(database_url=SecretStr(make_conninfo(admin, dbname=name)))
-    )
 
 
 def database_name(dataset: str, chunking: str) -> str:
@@ -437,7 +413,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = SearchSettings()
     data = load_beir(args.dataset, args.split)
     chunks = chunk_corpus(data.corpus, args.chunking)
-    db = eval_database(admin_conninfo(DatabaseSettings()), database_name(data.name, args.chunking))
+    server = server_conninfo(DatabaseSettings())
+    db = named_database(server, database_name(data.name, args.chunking))
     embedder = Embedder.from_settings(EmbeddingSettings())
     loaded = load_corpus(db, data, chunks, embedder)
     _stderr.print(f"{'loaded' if loaded else 'reusing'} {len(chunks)} chunks in {db.description}")

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
-from psycopg_pool import ConnectionPool
 
 from search.errors import SearchFailed
 from search.fusion import ChunkKey, collapse_neighbours
@@ -24,7 +22,7 @@ from search.query import (
     validate_top_k,
 )
 from search.settings import SearchSettings
-from sql.database import Database
+from sql.database import ConnectionSource, connection
 from sql.queries import queries
 
 if TYPE_CHECKING:
@@ -42,8 +40,6 @@ DEFAULT_WEIGHTS = (0.1, 0.2, 1.0, 1.0)
 DEFAULT_NORMALIZATION = 0
 # Full-text candidates come from lexemes in at most this share of the chunks.
 DEFAULT_MAX_DF_RATIO = 0.02  # SearchSettings.fulltext_max_df_ratio
-
-ConnectionSource = Database | ConnectionPool | psycopg.Connection[Any]
 
 
 class QueryEmbedder(Protocol):
@@ -122,18 +118,6 @@ class SearchResult:
     """The full-text arm required every word / phrase (websearch syntax was used)."""
     empty_reason: str | None = None
     filters: SearchFilters = field(default_factory=SearchFilters)
-
-
-@contextmanager
-def _connection(source: ConnectionSource) -> Iterator[psycopg.Connection[Any]]:
-    if isinstance(source, psycopg.Connection):
-        yield source
-    elif isinstance(source, ConnectionPool):
-        with source.connection() as conn:
-            yield conn
-    else:
-        with source.connect() as conn:
-            yield conn
 
 
 def fetch_candidates(
@@ -357,7 +341,7 @@ def hybrid_search(
     parsed = parse_filters(filters)
     settings = settings or SearchSettings()
     embedding = embedder.encode([text])[0]
-    with _connection(db) as conn:
+    with connection(db) as conn:
         rows = fetch_candidates(
             conn,
             text,

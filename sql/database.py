@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,9 +12,11 @@ from typing import Any
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
+from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
+from pydantic import SecretStr
 
 from sql.embedded import start_embedded
 from sql.errors import (
@@ -72,6 +76,22 @@ class Database:
         )
         pool.open(wait=True, timeout=self.connect_timeout)
         return pool
+
+
+ConnectionSource = Database | ConnectionPool | psycopg.Connection[Any]
+
+
+@contextmanager
+def connection(source: ConnectionSource) -> Iterator[psycopg.Connection[Any]]:
+    """A connection from a :class:`Database`, a pool, or the given open connection."""
+    if isinstance(source, psycopg.Connection):
+        yield source
+    elif isinstance(source, ConnectionPool):
+        with source.connection() as conn:
+            yield conn
+    else:
+        with source.connect() as conn:
+            yield conn
 
 
 def _connect(
@@ -212,3 +232,24 @@ def bound_model(conn: psycopg.Connection[Any]) -> ModelBinding | None:
     if row is None:
         return None
     return ModelBinding(row["value"]["name"], int(row["value"]["dimension"]))
+
+
+def server_conninfo(settings: DatabaseSettings) -> str:
+    """Connection string of the configured server: ``DATABASE_URL``, else the
+    embedded server (started on demand)."""
+    if settings.database_url is not None:
+        return settings.database_url.get_secret_value()
+    return start_embedded(settings.pgdata.expanduser().resolve())
+
+
+def named_database(server: str, name: str) -> Database:
+    """Create (if needed) and migrate the database ``name`` on ``server``:
+    evaluation and benchmark data stay out of the knowledge base."""
+    q = queries()
+    with _connect(server, 10.0, autocommit=True) as conn:
+        row = conn.execute(q["database_exists"], {"name": name}).fetchone()
+        if not row or not row["exists"]:
+            conn.execute(sql.SQL(q["create_database"]).format(name=sql.Identifier(name)))
+    return open_database(
+        DatabaseSettings(database_url=SecretStr(make_conninfo(server, dbname=name)))
+    )

@@ -29,6 +29,12 @@ SELECT to_regclass('documents') IS NOT NULL AS exists;
 -- record_migration --
 INSERT INTO schema_migrations (version) VALUES (%(version)s);
 
+-- create_database --
+CREATE DATABASE {name};
+
+-- database_exists --
+SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = %(name)s) AS exists;
+
 -- get_meta --
 SELECT value FROM kb_meta WHERE key = %(key)s;
 

@@ -140,12 +140,6 @@ JOIN documents d ON d.id = c.document_id
 JOIN vendors v ON v.id = d.vendor_id
 ORDER BY f.rrf_score DESC, f.chunk_id;
 
--- eval_create_database --
-CREATE DATABASE {name};
-
--- eval_database_exists --
-SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = %(name)s) AS exists;
-
 -- eval_clear --
 TRUNCATE documents, chunks, vendors RESTART IDENTITY CASCADE;
 

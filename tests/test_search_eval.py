@@ -14,13 +14,13 @@ from psycopg import sql as pgsql
 from search.eval import (
     chunk_corpus,
     database_name,
-    eval_database,
     evaluate,
     load_beir,
     load_corpus,
     main,
 )
 from search.settings import SearchSettings
+from sql.database import named_database
 
 pytestmark = pytest.mark.slow
 
@@ -90,7 +90,7 @@ def test_evaluate_scores_every_arm_and_reuses_the_load(
     data = load_beir(write_beir(tmp_path / "tiny"), "test")
     name = f"kb_eval_test_{uuid.uuid4().hex[:10]}"
     try:
-        db = eval_database(pg_admin, name)
+        db = named_database(pg_admin, name)
         chunks = chunk_corpus(data.corpus, "chunked")
         assert load_corpus(db, data, chunks, embedder) is True
         assert load_corpus(db, data, chunks, embedder) is False  # nothing to redo
