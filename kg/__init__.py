@@ -1,2 +1,43 @@
-"""The vendor knowledge graph in networkx (statistics, capped exports,
-disambiguation, paths). Derived from PostgreSQL on demand; not built yet."""
+"""The vendor knowledge graph in networkx: disambiguation, statistics, capped graphs, paths.
+
+PostgreSQL is the source of truth; the graphs here are derived per vendor,
+cached until the next graph build, and disposable. Start with
+:class:`KnowledgeGraph`.
+"""
+
+from kg.analysis import CappedGraph, GraphStatistics
+from kg.disambiguate import Match, Resolution
+from kg.errors import (
+    EntityAmbiguous,
+    EntityNotFound,
+    GraphError,
+    GraphFailed,
+    InvalidGraphRequest,
+    InvalidName,
+    VendorAmbiguous,
+    VendorNotFound,
+)
+from kg.model import Entity, Relationship
+from kg.settings import GraphSettings
+from kg.store import CrossVendorLinks, KnowledgeGraph, VendorInfo
+
+__all__ = [
+    "CappedGraph",
+    "CrossVendorLinks",
+    "Entity",
+    "EntityAmbiguous",
+    "EntityNotFound",
+    "GraphError",
+    "GraphFailed",
+    "GraphSettings",
+    "GraphStatistics",
+    "InvalidGraphRequest",
+    "InvalidName",
+    "KnowledgeGraph",
+    "Match",
+    "Relationship",
+    "Resolution",
+    "VendorAmbiguous",
+    "VendorInfo",
+    "VendorNotFound",
+]

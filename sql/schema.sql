@@ -22,9 +22,17 @@ CREATE TABLE vendors (
     chunk_count        integer NOT NULL DEFAULT 0,
     entity_count       integer NOT NULL DEFAULT 0,
     relationship_count integer NOT NULL DEFAULT 0,
-    last_updated       timestamptz NOT NULL DEFAULT now()
+    last_updated       timestamptz NOT NULL DEFAULT now(),
+    -- initialisms for disambiguation ("bcit"): first letters of a multi-word
+    -- normalised name, skipping of/the/and/for/de/&
+    initials           text GENERATED ALWAYS AS (
+        CASE WHEN normalized_name ~ '\s' THEN nullif(regexp_replace(
+            regexp_replace(normalized_name, '\m(of|the|and|for|de|&)\M', '', 'g'),
+            '\s*(\w)\w*[^\s]*\s*', '\1', 'g'), '') END
+    ) STORED
 );
 CREATE INDEX vendors_name_trgm ON vendors USING gin (normalized_name gin_trgm_ops);
+CREATE INDEX vendors_initials ON vendors (initials) WHERE initials IS NOT NULL;
 
 CREATE TABLE documents (
     id           bigserial PRIMARY KEY,

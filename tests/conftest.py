@@ -114,3 +114,24 @@ def sample_copy(tmp_path: Path) -> Path:
     dest = tmp_path / "notes"
     shutil.copytree(SAMPLE, dest)
     return dest
+
+
+@pytest.fixture(scope="session")
+def sample_kb(pg_admin: str, template_db: str, embedder: Any, extractor: Any) -> Database:
+    """The bundled sample corpus built once by the real rebuild; treat it as read-only."""
+    from extraction.pipeline import Rebuilder
+
+    name = "kb_test_sample"
+    _admin_execute(
+        pg_admin,
+        pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pgsql.Identifier(name)),
+    )
+    _admin_execute(
+        pg_admin,
+        pgsql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+            pgsql.Identifier(name), pgsql.Identifier(template_db)
+        ),
+    )
+    db = open_database(DatabaseSettings(database_url=make_conninfo(pg_admin, dbname=name)))
+    Rebuilder(db, embedder=embedder, extractor=extractor).run(SAMPLE)
+    return db

@@ -1,0 +1,452 @@
+"""``python -m kg``: vendor graphs from the command line, and the disambiguation evaluation.
+
+Every failure a user can cause ends in one ``error:`` line and a non-zero exit
+code; tracebacks are for bugs only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
+
+from kg.errors import GraphError
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+ENVIRONMENT_HELP = """\
+environment:
+  DATABASE_URL                PostgreSQL with pgvector (postgresql://...); unset: embedded server
+  KB_PGDATA                   embedded server data directory
+                              (default ~/.local/share/vendor-knowledge/pgdata)
+  KB_DB_CONNECT_TIMEOUT       seconds to wait for the database (default 10)
+  KB_GRAPH_MAX_ENTITIES       entities in a capped graph (default 100)
+  KB_GRAPH_MAX_RELATIONSHIPS  relationships in a capped graph (default 500)
+  KB_GRAPH_CACHE_VENDORS      vendor graphs kept in memory (default 64)
+  KB_GRAPH_MAX_HOPS           default longest path (default 6)
+"""
+
+
+class CliError(Exception):
+    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m kg",
+        description=(
+            "Explore per-vendor knowledge graphs built by `python -m extraction`: resolve a "
+            "vendor name, show statistics, export a capped graph, find paths and cross-vendor "
+            "links, and measure vendor disambiguation."
+        ),
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=ENVIRONMENT_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+        return p
+
+    p = command("resolve", "Which vendor a typed name means: unique, ambiguous or not found.")
+    p.add_argument("name", help="any name a person might type (1-200 characters)")
+    p = command("vendors", "List vendors with their counts.")
+    p.add_argument("--limit", type=int, default=50, help="vendors per page (1-1000, default 50)")
+    p.add_argument("--offset", type=int, default=0, help="vendors to skip (default 0)")
+    p = command("stats", "Statistics of a vendor's graph (find_vendor_info's metadata answer).")
+    p.add_argument("vendor", help="vendor name (resolved like `resolve`)")
+    p = command("export", "Export a vendor's graph (capped by default) as JSON or GraphML.")
+    p.add_argument("vendor", help="vendor name")
+    p.add_argument("--format", choices=("json", "graphml"), default="json", help="default json")
+    p.add_argument("--all", action="store_true", help="the whole graph, not the capped one")
+    p.add_argument("-o", "--output", type=Path, help="write to this file (default: stdout)")
+    p = command("path", "Shortest chain of relationships between two entities of a vendor.")
+    p.add_argument("vendor", help="vendor name")
+    p.add_argument("source", help="entity name or id")
+    p.add_argument("target", help="entity name or id")
+    p.add_argument("--max-hops", type=int, help="longest path accepted (1-20, default 6)")
+    p.add_argument(
+        "--type",
+        action="append",
+        dest="types",
+        help="relationship type to follow (repeatable; default all)",
+    )
+    p = command("neighbors", "Entities within N relationships of an entity.")
+    p.add_argument("vendor", help="vendor name")
+    p.add_argument("entity", help="entity name or id")
+    p.add_argument("--depth", type=int, default=1, help="hops (1-5, default 1)")
+    p.add_argument("--type", action="append", dest="types", help="relationship type (repeatable)")
+    p = command("links", "Entities shared across vendors and vendors naming each other.")
+    p.add_argument("vendor", nargs="?", help="only links of this vendor (default: all)")
+    p.add_argument("--limit", type=int, default=20, help="rows per list (1-1000, default 20)")
+    p = command(
+        "eval-disambiguation",
+        "Accuracy of vendor-name resolution per category on the labelled query set "
+        "(targets: >= 95%% overall, zero wrong unique answers).",
+    )
+    p.add_argument("--queries", type=Path, help="labelled JSONL (default: kg/data/...)")
+    p.add_argument(
+        "--corpus",
+        type=Path,
+        help="vendor corpus to build the vendors from (default ../shared/data/vendor_corpus)",
+    )
+    p.add_argument(
+        "--no-build",
+        action="store_true",
+        help="use the database as it is: "
+        "DATABASE_URL, else the evaluation database on the embedded server",
+    )
+    p.add_argument("--show-errors", action="store_true", help="list every wrong answer")
+    p.add_argument("--out", type=Path, help="also write the JSON report to this file")
+    p = command(
+        "run-notebook",
+        "Execute a notebook top to bottom against the configured database; write the "
+        "executed copy and its first figure.",
+    )
+    p.add_argument("notebook", type=Path, help="e.g. notebooks/explore_vendor_graph.ipynb")
+    p.add_argument("--output", type=Path, help="executed copy (default: beside it, .out.ipynb)")
+    p.add_argument("--figure", type=Path, help="also write the first figure (PNG) here")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    err = Console(stderr=True)
+    try:
+        if args.command == "eval-disambiguation":
+            return _cmd_eval(args)
+        if args.command == "run-notebook":
+            return _cmd_run_notebook(args)
+        return _run_graph_command(args)
+    except CliError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return exc.code
+    except GraphError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        err.print("[bold red]interrupted[/]")
+        return 130
+
+
+def _open() -> Any:
+    from kg.settings import GraphSettings
+    from kg.store import KnowledgeGraph
+    from sql import DatabaseError
+    from sql.settings import DatabaseSettings
+
+    try:
+        return KnowledgeGraph.open(DatabaseSettings(), GraphSettings())
+    except ValidationError as exc:
+        problems = [f"{e['loc'][0] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors()]
+        raise CliError("invalid setting: " + "; ".join(problems), EXIT_USAGE) from None
+    except DatabaseError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(
+        orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_default).decode() + "\n"
+    )
+
+
+def _default(value: Any) -> Any:
+    from dataclasses import asdict, is_dataclass
+
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, frozenset | set):
+        return sorted(value)
+    raise TypeError
+
+
+def _run_graph_command(args: argparse.Namespace) -> int:
+    out = Console()
+    with _open() as kg:
+        if args.command == "resolve":
+            r = kg.resolve(args.name)
+            if args.json:
+                _print_json(r)
+            else:
+                out.print(f"{r.outcome} ({r.stage})")
+                for m in r.candidates:
+                    out.print(f"  {m.name}  score {m.score:.2f}  {m.reason}")
+            return EXIT_OK if r.outcome == "unique" else EXIT_FAILURE
+        if args.command == "vendors":
+            page = kg.list_vendors(limit=args.limit, offset=args.offset)
+            if args.json:
+                _print_json(page)
+                return EXIT_OK
+            table = Table(
+                title=f"vendors {page.offset + 1}-{page.offset + len(page.vendors)} of {page.total}"
+            )
+            for col in ("vendor", "aliases", "documents", "entities", "relationships"):
+                table.add_column(col)
+            for v in page.vendors:
+                table.add_row(
+                    v.name,
+                    ", ".join(v.aliases),
+                    str(v.document_count),
+                    str(v.entity_count),
+                    str(v.relationship_count),
+                )
+            out.print(table)
+            return EXIT_OK
+        if args.command == "stats":
+            stats = kg.statistics(args.vendor)
+            if args.json:
+                _print_json(stats.as_dict())
+                return EXIT_OK
+            _print_stats(out, stats.as_dict())
+            return EXIT_OK
+        if args.command == "export":
+            return _export(kg, args, out)
+        if args.command == "path":
+            result = kg.find_path(
+                args.vendor,
+                _ref(args.source),
+                _ref(args.target),
+                max_hops=args.max_hops,
+                relationship_types=args.types,
+            )
+            if args.json:
+                _print_json(result)
+            elif not result.path_exists:
+                out.print(f"no path: {result.reason}")
+            else:
+                for step in result.steps:
+                    rel = step.relationship_to_next
+                    arrow = (
+                        ""
+                        if rel is None
+                        else (f"  --{rel.type}-->" if step.forward else f"  <--{rel.type}--")
+                    )
+                    out.print(f"{step.entity.name} ({step.entity.type}){arrow}")
+            return EXIT_OK if result.path_exists else EXIT_FAILURE
+        if args.command == "neighbors":
+            hood = kg.neighbors(
+                args.vendor, _ref(args.entity), depth=args.depth, relationship_types=args.types
+            )
+            if args.json:
+                _print_json(hood)
+                return EXIT_OK
+            out.print(f"{hood.center.name} ({hood.center.type}), depth {hood.depth}:")
+            for e, d in hood.entities:
+                out.print(f"  {d}  {e.name} ({e.type})")
+            return EXIT_OK
+        if args.command == "links":
+            links = kg.cross_vendor_links(args.vendor, limit=args.limit)
+            if args.json:
+                _print_json(links)
+                return EXIT_OK
+            table = Table(title="entities shared by several vendors")
+            for col in ("entity", "type", "vendors", "mentions"):
+                table.add_column(col)
+            for s in links.shared_entities:
+                table.add_row(s.name, s.type, ", ".join(s.vendors), str(s.mentions))
+            out.print(table)
+            table = Table(title="vendors whose notes name another vendor")
+            for col in ("vendor", "names", "as", "relationships"):
+                table.add_column(col)
+            for m in links.vendor_mentions:
+                table.add_row(
+                    m.vendor, m.other_vendor, m.entity_type, ", ".join(m.relationship_types)
+                )
+            out.print(table)
+            return EXIT_OK
+    raise CliError(f"unknown command {args.command}", EXIT_USAGE)
+
+
+def _ref(text: str) -> int | str:
+    return int(text) if text.isdigit() else text
+
+
+def _print_stats(out: Console, s: dict[str, Any]) -> None:
+    table = Table(title=f"{s['vendor']}: graph statistics", show_header=False)
+    for key in (
+        "entity_count",
+        "relationship_count",
+        "density",
+        "connected_components",
+        "largest_component",
+        "isolated_entities",
+        "external_entities",
+        "last_updated",
+    ):
+        table.add_row(key, str(s[key]))
+    table.add_row(
+        "entity types", ", ".join(f"{k} {v}" for k, v in s["entity_type_distribution"].items())
+    )
+    table.add_row(
+        "relationship types",
+        ", ".join(f"{k} {v}" for k, v in s["relationship_type_distribution"].items()),
+    )
+    table.add_row(
+        f"top entities ({s['centrality']})",
+        ", ".join(f"{e['name']} ({e['type']})" for e in s["top_entities"][:5]),
+    )
+    out.print(table)
+
+
+def _export(kg: Any, args: argparse.Namespace, out: Console) -> int:
+    from kg.export import capped_subgraph, to_graphml, to_json
+
+    graph = kg.graph(args.vendor)
+    if not args.all:
+        graph = capped_subgraph(graph, kg.capped(args.vendor))
+    data = to_json(graph) if args.format == "json" else to_graphml(graph).encode()
+    if args.output is None:
+        sys.stdout.buffer.write(data)
+        return EXIT_OK
+    try:
+        args.output.write_bytes(data)
+    except OSError as exc:
+        raise CliError(f"cannot write {args.output}: {exc.strerror}") from None
+    Console(stderr=True).print(
+        f"wrote {graph.number_of_nodes()} entities, {graph.number_of_edges()} relationships "
+        f"to {args.output}"
+    )
+    return EXIT_OK
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from psycopg.conninfo import make_conninfo
+
+    from kg.eval import (
+        DEFAULT_CORPUS,
+        EVAL_DATABASE,
+        LabelError,
+        build_vendor_corpus,
+        default_queries_path,
+        evaluate,
+        load_queries,
+        summarize,
+    )
+    from sql import DatabaseError
+    from sql.database import named_database, open_database, server_conninfo
+    from sql.settings import DatabaseSettings
+
+    path = args.queries or default_queries_path()
+    try:
+        items = load_queries(path.read_text(encoding="utf-8").splitlines(), str(path))
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror}", EXIT_USAGE) from None
+    except UnicodeDecodeError:
+        raise CliError(f"{path} is not UTF-8 text", EXIT_USAGE) from None
+    except LabelError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    if not items:
+        raise CliError(f"{path} holds no queries", EXIT_USAGE)
+    err = Console(stderr=True)
+    try:
+        settings = DatabaseSettings()
+        if args.no_build:
+            db = open_database(settings)
+        else:
+            corpus = args.corpus or DEFAULT_CORPUS
+            if not corpus.is_dir():
+                raise CliError(f"{corpus}: no such folder (give --corpus)", EXIT_USAGE)
+            db = named_database(server_conninfo(settings), EVAL_DATABASE)
+            err.print(f"bringing {EVAL_DATABASE} up to date with {corpus} ...")
+            build_vendor_corpus(make_conninfo(db.conninfo), corpus, quiet=True)
+        with db.connect() as conn:
+            judged = evaluate(
+                conn, list(track(items, description="resolving", console=err, transient=True))
+            )
+    except ValidationError as exc:
+        problems = [f"{e['loc'][0] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors()]
+        raise CliError("invalid setting: " + "; ".join(problems), EXIT_USAGE) from None
+    except (DatabaseError, RuntimeError) as exc:
+        raise CliError(str(exc)) from None
+    report = summarize(judged)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+    if args.json:
+        _print_json(report)
+        return EXIT_OK
+    out = Console()
+    table = Table(title=f"vendor disambiguation: {len(items)} labelled queries ({path.name})")
+    for col in ("category", "queries", "correct", "accuracy", "wrong unique", "outcomes"):
+        table.add_column(col, justify="right" if col not in ("category", "outcomes") else "left")
+    for cat, row in report["categories"].items():
+        table.add_row(
+            cat,
+            str(row["queries"]),
+            str(row["correct"]),
+            f"{row['accuracy']:.1%}",
+            str(row["wrong_unique"]),
+            ", ".join(f"{k} {v}" for k, v in sorted(row["outcomes"].items())),
+        )
+    table.add_row(
+        "overall",
+        str(report["queries"]),
+        str(report["correct"]),
+        f"{report['accuracy']:.1%}",
+        str(report["wrong_unique"]),
+        "",
+        style="bold",
+    )
+    out.print(table)
+    out.print(
+        "targets: accuracy >= 95% "
+        + ("[green]met[/]" if report["accuracy"] >= 0.95 else "[red]missed[/]")
+        + "; zero wrong unique answers "
+        + ("[green]met[/]" if report["wrong_unique"] == 0 else "[red]missed[/]")
+    )
+    if args.show_errors:
+        for e in report["errors"]:
+            out.print(
+                f"  [{e['category']}] {e['query']!r}: expected {e['expected']} "
+                f"{e['expected_vendors']}, got {e['outcome']} {e['answer']}"
+                + ("  [red]WRONG UNIQUE[/]" if e["wrong_unique"] else ""),
+                highlight=False,
+            )
+    return EXIT_OK
+
+
+def _cmd_run_notebook(args: argparse.Namespace) -> int:
+    from kg.notebook import figures, run_notebook
+
+    if not args.notebook.is_file():
+        raise CliError(f"{args.notebook}: no such notebook", EXIT_USAGE)
+    try:
+        import nbformat
+        from nbclient.exceptions import CellExecutionError
+    except ImportError:
+        raise CliError("running notebooks needs nbclient: pip install -e '.[dev]'") from None
+    try:
+        nb = run_notebook(str(args.notebook))
+    except CellExecutionError as exc:
+        raise CliError(f"the notebook failed: {str(exc).strip().splitlines()[-1]}") from None
+    output = args.output or args.notebook.with_suffix(".out.ipynb")
+    nbformat.write(nb, str(output))  # type: ignore[no-untyped-call]
+    err = Console(stderr=True)
+    err.print(f"executed {args.notebook} -> {output}")
+    if args.figure is not None:
+        images = figures(nb)
+        if not images:
+            raise CliError("the notebook displayed no figure")
+        args.figure.write_bytes(images[0])
+        err.print(f"figure -> {args.figure}")
+    return EXIT_OK

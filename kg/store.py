@@ -1,0 +1,478 @@
+"""The vendor graph API: resolve a vendor, load its graph, answer questions, cache.
+
+PostgreSQL is the source of truth. Statistics and capped graphs come from a
+vendor's skeleton (:mod:`kg.skeleton`: three statements, numpy arrays); the
+``nx.MultiDiGraph`` is loaded in two queries (entities, relationships) when a
+caller asks for it (paths, neighbourhoods, exports). Both are frozen and
+cached with everything derived from them until the next complete graph
+build: every call reads the newest complete build id first (one indexed
+query), so a rebuild that lands is seen by the next call.
+
+Examples
+--------
+In a notebook::
+
+    from kg import KnowledgeGraph
+    kg = KnowledgeGraph.open()          # DATABASE_URL or the embedded server
+    kg.statistics("Microsoft Corp")     # resolves to 'Microsoft'
+    kg.capped("Microsoft").entities[:5]
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+import networkx as nx
+import numpy as np
+import orjson
+import psycopg
+from numpy.typing import NDArray
+from psycopg.rows import dict_row
+from psycopg.types.json import set_json_loads
+from psycopg_pool import ConnectionPool
+
+from kg.analysis import CappedGraph, GraphStatistics
+from kg.disambiguate import Resolution, resolve_vendor
+from kg.errors import GraphFailed, InvalidGraphRequest
+from kg.model import build_graph, entity_from_row, relationship_from_row
+from kg.paths import Neighbourhood, PathResult, find_entity, neighbourhood, shortest_path
+from kg.settings import GraphSettings
+from kg.skeleton import (
+    Selection,
+    Skeleton,
+    load_skeleton,
+    pagerank,
+    select_capped,
+    select_preview,
+)
+from kg.skeleton import statistics as skeleton_statistics
+from sql.database import ConnectionSource, connection, open_database
+from sql.errors import DatabaseError
+from sql.queries import queries
+from sql.settings import DatabaseSettings
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class VendorInfo:
+    id: int
+    name: str
+    aliases: tuple[str, ...]
+    document_count: int
+    chunk_count: int
+    entity_count: int
+    relationship_count: int
+    last_updated: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class VendorPage:
+    vendors: tuple[VendorInfo, ...]
+    total: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class SharedEntity:
+    """An entity that the notes of several vendors mention."""
+
+    name: str
+    type: str
+    mentions: int
+    vendors: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VendorMention:
+    """``vendor``'s notes name ``other_vendor``, connected by ``relationship_types``."""
+
+    vendor: str
+    other_vendor: str
+    entity_id: int
+    entity: str
+    entity_type: str
+    mention_count: int
+    relationship_types: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CrossVendorLinks:
+    shared_entities: tuple[SharedEntity, ...]
+    vendor_mentions: tuple[VendorMention, ...]
+
+
+@dataclass
+class _Entry:
+    """A cached vendor: its skeleton, its networkx graph once asked for, and
+    what has been derived from them so far."""
+
+    skeleton: Skeleton
+    derived: dict[Any, Any] = field(default_factory=dict)
+
+
+def _info(row: dict[str, Any]) -> VendorInfo:
+    return VendorInfo(
+        id=int(row["id"]),
+        name=row["name"],
+        aliases=tuple(row["aliases"] or ()),
+        document_count=int(row["document_count"]),
+        chunk_count=int(row["chunk_count"]),
+        entity_count=int(row["entity_count"]),
+        relationship_count=int(row["relationship_count"]),
+        last_updated=row["last_updated"],
+    )
+
+
+class KnowledgeGraph:
+    """Vendor graphs of one knowledge base.
+
+    ``source`` is a :class:`~sql.database.Database`, a connection pool or an
+    open connection; :meth:`open` makes a pooled one from the environment.
+    Thread-safe: the server calls it from worker threads.
+    """
+
+    def __init__(self, source: ConnectionSource, settings: GraphSettings | None = None) -> None:
+        self._source = source
+        self.settings = settings or GraphSettings()
+        self._lock = threading.Lock()
+        self._graphs: OrderedDict[int, _Entry] = OrderedDict()
+        self._resolutions: OrderedDict[str, Resolution] = OrderedDict()
+        self._build_id: int | None = None
+        self._owned_pool: ConnectionPool | None = None
+
+    @classmethod
+    def open(
+        cls,
+        database: DatabaseSettings | None = None,
+        settings: GraphSettings | None = None,
+    ) -> KnowledgeGraph:
+        """Connect (starting the embedded server if ``DATABASE_URL`` is unset) with a small pool."""
+        db = open_database(database)
+        pool = db.pool(min_size=1, max_size=4)
+        kg = cls(pool, settings)
+        kg._owned_pool = pool
+        return kg
+
+    def close(self) -> None:
+        if self._owned_pool is not None:
+            self._owned_pool.close()
+            self._owned_pool = None
+
+    def __enter__(self) -> KnowledgeGraph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing ----------------------------------------------------------
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[Any]]:
+        try:
+            with connection(self._source) as conn:
+                yield conn
+        except psycopg.OperationalError as exc:
+            raise GraphFailed(f"The graph database is unreachable: {_first_line(exc)}") from None
+        except psycopg.Error as exc:
+            raise GraphFailed(f"The graph query failed: {_first_line(exc)}") from None
+        except DatabaseError as exc:
+            raise GraphFailed(str(exc)) from None
+
+    def _sync(self, conn: psycopg.Connection[Any]) -> tuple[int, datetime | None]:
+        """Drop every cache when a newer complete build has landed."""
+        row = conn.execute(queries()["kg_build_marker"]).fetchone()
+        build_id = int(row["build_id"]) if row else 0
+        with self._lock:
+            if build_id != self._build_id:
+                self._graphs.clear()
+                self._resolutions.clear()
+                self._build_id = build_id
+        return build_id, (row["finished_at"] if row else None)
+
+    def _resolve(self, conn: psycopg.Connection[Any], name: object) -> Resolution:
+        key = name if isinstance(name, str) else None
+        if key is not None:
+            with self._lock:
+                hit = self._resolutions.get(key)
+                if hit is not None:
+                    self._resolutions.move_to_end(key)
+                    return hit
+        found = resolve_vendor(conn, name)
+        if key is not None:
+            with self._lock:
+                self._resolutions[key] = found
+                while len(self._resolutions) > 4096:
+                    self._resolutions.popitem(last=False)
+        return found
+
+    def _vendor_id(self, conn: psycopg.Connection[Any], vendor: object) -> int:
+        if isinstance(vendor, VendorInfo):
+            return vendor.id
+        found = self._resolve(conn, vendor)
+        if found.outcome != "unique" and not found.candidates:
+            empty = conn.execute(queries()["kg_vendor_count"]).fetchone()
+            found.raise_unless_unique(empty=bool(empty and empty["n"] == 0))
+        return found.raise_unless_unique().vendor_id
+
+    def _entry(self, vendor: object) -> _Entry:
+        with self._conn() as conn:
+            build_id, _ = self._sync(conn)
+            vendor_id = self._vendor_id(conn, vendor)
+            with self._lock:
+                entry = self._graphs.get(vendor_id)
+                if entry is not None:
+                    self._graphs.move_to_end(vendor_id)
+                    return entry
+            row = conn.execute(queries()["kg_vendor_by_id"], {"vendor_id": vendor_id}).fetchone()
+            if row is None:  # removed by a build that landed after _sync
+                raise GraphFailed("The vendor was removed by a rebuild just now; ask again.")
+            entry = _Entry(load_skeleton(conn, vendor_id, row["name"], row["last_updated"]))
+        if self.settings.cache_vendors > 0:
+            with self._lock:
+                if self._build_id == build_id:
+                    self._graphs[vendor_id] = entry
+                    while len(self._graphs) > self.settings.cache_vendors:
+                        self._graphs.popitem(last=False)
+        return entry
+
+    def _full_graph(self, entry: _Entry) -> nx.MultiDiGraph:
+        sk = entry.skeleton
+
+        def load() -> nx.MultiDiGraph:
+            q = queries()
+            params = {"vendor_id": sk.vendor_id}
+            with self._conn() as conn:
+                cur = conn.cursor(row_factory=dict_row)
+                set_json_loads(orjson.loads, cur)
+                entities = cur.execute(q["kg_vendor_entities"], params).fetchall()
+                rels = cur.execute(q["kg_vendor_relationships"], params).fetchall()
+                external = sorted({int(i) for i in sk.ids[sk.external]})
+                if external:
+                    entities += cur.execute(
+                        q["kg_entities_by_id"], {**params, "ids": external}
+                    ).fetchall()
+            graph = build_graph(
+                sk.vendor_id,
+                sk.vendor,
+                entities,
+                rels,
+                build_id=self._build_id or 0,
+                last_updated=sk.last_updated,
+            )
+            return nx.freeze(graph)
+
+        return self._derived(entry, "graph", load)
+
+    def _materialize(self, entry: _Entry, selection: Selection) -> CappedGraph:
+        """Entities and relationships of a selection, with snippets and evidence."""
+        sk = entry.skeleton
+        entity_ids = [int(sk.ids[i]) for i in selection.entities]
+        rel_ids = [int(sk.rel_ids[i]) for i in selection.relationships]
+        q = queries()
+        with self._conn() as conn:
+            cur = conn.cursor(row_factory=dict_row)
+            set_json_loads(orjson.loads, cur)
+            params = {"vendor_id": sk.vendor_id}
+            erows = {
+                r["id"]: r
+                for r in cur.execute(q["kg_entities_by_id"], {**params, "ids": entity_ids})
+            }
+            rrows = {r["id"]: r for r in cur.execute(q["kg_relationships_by_id"], {"ids": rel_ids})}
+        ranks = self._ranks(entry)
+        index = {int(sk.ids[i]): int(i) for i in selection.entities}
+        if len(erows) < len(entity_ids) or len(rrows) < len(rel_ids):
+            raise GraphFailed("The graph changed while it was read; ask again.")
+        return CappedGraph(
+            vendor=sk.vendor,
+            entities=tuple(
+                entity_from_row(erows[i], round(float(ranks[index[i]]), 6)) for i in entity_ids
+            ),
+            relationships=tuple(relationship_from_row(rrows[i]) for i in rel_ids),
+            truncated=selection.truncated,
+            total_entities=sk.n,
+            total_relationships=sk.m,
+            max_entities=selection.max_entities,
+            max_relationships=selection.max_relationships,
+        )
+
+    def _derived(self, entry: _Entry, key: Any, make: Callable[[], T]) -> T:
+        with self._lock:
+            if key in entry.derived:
+                return entry.derived[key]  # type: ignore[no-any-return]
+        value = make()
+        with self._lock:
+            entry.derived[key] = value
+        return value
+
+    def _ranks(self, entry: _Entry) -> NDArray[np.float64]:
+        return self._derived(entry, "ranks", lambda: pagerank(entry.skeleton))
+
+    # -- public API ----------------------------------------------------------
+
+    def resolve(self, name: object) -> Resolution:
+        """Unique, ambiguous (ranked candidates) or not found (suggestions); never raises
+        for a well-formed name. Raises :class:`~kg.errors.InvalidName` otherwise."""
+        with self._conn() as conn:
+            self._sync(conn)
+            return self._resolve(conn, name)
+
+    def vendor(self, name: object) -> VendorInfo:
+        """The vendor a name means; :class:`~kg.errors.VendorAmbiguous` or
+        :class:`~kg.errors.VendorNotFound` when it is not one."""
+        with self._conn() as conn:
+            self._sync(conn)
+            row = conn.execute(
+                queries()["kg_vendor_by_id"], {"vendor_id": self._vendor_id(conn, name)}
+            ).fetchone()
+        if row is None:  # deleted between the two queries
+            raise GraphFailed("The vendor was removed by a rebuild just now; ask again.")
+        return _info(row)
+
+    def graph(self, vendor: object) -> nx.MultiDiGraph:
+        """The vendor's whole graph, frozen (``nx.MultiDiGraph(g)`` gives a mutable copy)."""
+        return self._full_graph(self._entry(vendor))
+
+    def statistics(self, vendor: object) -> GraphStatistics:
+        """Counts, distributions, density, components, most central entities (PageRank)."""
+        entry = self._entry(vendor)
+        return self._derived(
+            entry, "stats", lambda: skeleton_statistics(entry.skeleton, self._ranks(entry))
+        )
+
+    def capped(
+        self,
+        vendor: object,
+        max_entities: int | None = None,
+        max_relationships: int | None = None,
+    ) -> CappedGraph:
+        """At most ``max_entities`` / ``max_relationships`` (default: the settings, 100 / 500)."""
+        me = self.settings.max_entities if max_entities is None else max_entities
+        mr = self.settings.max_relationships if max_relationships is None else max_relationships
+        for label, value in (("max_entities", me), ("max_relationships", mr)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidGraphRequest(f"{label} must be a non-negative integer, not {value!r}.")
+        entry = self._entry(vendor)
+        return self._derived(
+            entry,
+            ("capped", me, mr),
+            lambda: self._materialize(
+                entry, select_capped(entry.skeleton, self._ranks(entry), me, mr)
+            ),
+        )
+
+    def preview(self, vendor: object) -> CappedGraph:
+        """Top 5 entities and 5 relationships by the importance rule."""
+        entry = self._entry(vendor)
+        return self._derived(
+            entry,
+            "preview",
+            lambda: self._materialize(entry, select_preview(entry.skeleton, self._ranks(entry))),
+        )
+
+    def find_path(
+        self,
+        vendor: object,
+        source: int | str,
+        target: int | str,
+        *,
+        max_hops: int | None = None,
+        relationship_types: Collection[str] | None = None,
+    ) -> PathResult:
+        """Shortest path between two entities of a vendor's graph (ids or names)."""
+        g = self.graph(vendor)
+        return shortest_path(
+            g,
+            find_entity(g, source),
+            find_entity(g, target),
+            max_hops=self.settings.max_hops if max_hops is None else max_hops,
+            relationship_types=relationship_types,
+        )
+
+    def neighbors(
+        self,
+        vendor: object,
+        entity: int | str,
+        *,
+        depth: int = 1,
+        relationship_types: Collection[str] | None = None,
+        limit: int = 100,
+    ) -> Neighbourhood:
+        """An entity's neighbourhood to ``depth`` hops."""
+        g = self.graph(vendor)
+        return neighbourhood(
+            g,
+            find_entity(g, entity),
+            depth=depth,
+            relationship_types=relationship_types,
+            limit=limit,
+        )
+
+    def cross_vendor_links(
+        self,
+        vendor: object | None = None,
+        *,
+        limit: int = 50,
+        entity_types: Collection[str] = ("ORG", "PERSON", "PRODUCT"),
+    ) -> CrossVendorLinks:
+        """Entities several vendors' notes share, and vendors whose notes name
+        other vendors (partners, competitors, supply chain), for one vendor or all."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidGraphRequest(f"limit must be from 1 to 1000, not {limit!r}.")
+        q = queries()
+        with self._conn() as conn:
+            self._sync(conn)
+            vendor_id = None if vendor is None else self._vendor_id(conn, vendor)
+            params = {"vendor_id": vendor_id, "limit": limit, "types": list(entity_types)}
+            shared = conn.execute(q["kg_shared_entities"], params).fetchall()
+            mentions = conn.execute(q["kg_vendor_mentions"], params).fetchall()
+        return CrossVendorLinks(
+            shared_entities=tuple(
+                SharedEntity(r["name"], r["type"], int(r["mentions"]), tuple(r["vendors"]))
+                for r in shared
+            ),
+            vendor_mentions=tuple(
+                VendorMention(
+                    r["vendor"],
+                    r["other_vendor"],
+                    int(r["entity_id"]),
+                    r["entity"],
+                    r["entity_type"],
+                    int(r["mention_count"]),
+                    tuple(r["relationship_types"]),
+                )
+                for r in mentions
+            ),
+        )
+
+    def list_vendors(self, *, limit: int = 50, offset: int = 0) -> VendorPage:
+        """Vendors by name with their counts, one page at a time."""
+        for label, value, low, high in (("limit", limit, 1, 1000), ("offset", offset, 0, 10**9)):
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise InvalidGraphRequest(f"{label} must be from {low} to {high}, not {value!r}.")
+        with self._conn() as conn:
+            rows = conn.execute(
+                queries()["kg_list_vendors"], {"limit": limit, "offset": offset}
+            ).fetchall()
+            if not rows and offset:
+                total_row = conn.execute(queries()["kg_vendor_count"]).fetchone()
+                total = int(total_row["n"]) if total_row else 0
+            else:
+                total = int(rows[0]["total"]) if rows else 0
+        return VendorPage(tuple(_info(r) for r in rows), total, offset)
+
+    def last_updated(self) -> datetime | None:
+        """When the newest complete graph build finished (None: never built)."""
+        with self._conn() as conn:
+            return self._sync(conn)[1]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

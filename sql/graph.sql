@@ -1,0 +1,141 @@
+-- Named statements of the vendor graph (kg/): disambiguation, subgraph loading,
+-- cross-vendor links. Each block starts with "-- name --".
+
+-- kg_build_marker --
+-- Caches of derived graphs are valid for one complete build: a rebuild marks
+-- its build complete in the same transaction that publishes the graph.
+SELECT coalesce(max(id), 0) AS build_id, max(finished_at) AS finished_at
+FROM graph_builds WHERE status = 'complete';
+
+-- kg_vendor_candidates --
+-- Every vendor the typed name could mean, with the signals kg.disambiguate
+-- scores: exact (case-insensitive name or alias), normalised, initialism, and
+-- pg_trgm similarity both ways (typos, partial names, names inside the query).
+-- A seq scan over vendors: one row per vendor, thousands at most.
+SELECT v.id, v.name, v.normalized_name, v.aliases, v.initials,
+       v.document_count, v.entity_count, v.relationship_count, v.last_updated,
+       (lower(v.name) = lower(%(raw)s)
+        OR lower(%(raw)s) IN (SELECT lower(a) FROM unnest(v.aliases) AS a)) AS exact,
+       v.normalized_name = %(norm)s AS normalized,
+       coalesce(v.initials = %(compact)s, false) AS initialism,
+       similarity(v.normalized_name, %(norm)s) AS sim,
+       word_similarity(%(norm)s, v.normalized_name) AS query_in_name,
+       word_similarity(v.normalized_name, %(norm)s) AS name_in_query
+FROM vendors v
+WHERE v.normalized_name = %(norm)s
+   OR v.initials = %(compact)s
+   OR similarity(v.normalized_name, %(norm)s) >= %(min_similarity)s
+   OR word_similarity(%(norm)s, v.normalized_name) >= %(min_word_similarity)s
+   OR word_similarity(v.normalized_name, %(norm)s) >= %(min_word_similarity)s
+ORDER BY (v.normalized_name = %(norm)s) DESC,
+         greatest(similarity(v.normalized_name, %(norm)s),
+                  word_similarity(%(norm)s, v.normalized_name)) DESC,
+         v.id
+LIMIT %(limit)s;
+
+-- kg_vendor_count --
+SELECT count(*) AS n FROM vendors;
+
+-- kg_vendor_by_id --
+SELECT id, name, normalized_name, aliases, document_count, chunk_count, entity_count,
+       relationship_count, last_updated
+FROM vendors WHERE id = %(vendor_id)s;
+
+-- kg_list_vendors --
+SELECT id, name, aliases, document_count, chunk_count, entity_count, relationship_count,
+       last_updated, count(*) OVER () AS total
+FROM vendors
+ORDER BY name, id
+LIMIT %(limit)s OFFSET %(offset)s;
+
+-- kg_vendor_entities --
+SELECT id, vendor_id, name, type, confidence, mention_count, snippet, aliases,
+       false AS external
+FROM entities
+WHERE vendor_id = %(vendor_id)s
+ORDER BY id;
+
+-- kg_vendor_relationships --
+SELECT id, source_id, target_id, type, confidence, evidence_chunk_id, evidence_sentence,
+       nullif(metadata, '{}'::jsonb) AS metadata
+FROM relationships
+WHERE vendor_id = %(vendor_id)s
+ORDER BY id;
+
+-- kg_shared_entities --
+-- Entities (same normalised name and type) that the notes of several vendors
+-- mention: shared partners, suppliers, people, places. With a vendor, only
+-- those it shares; ORG/PERSON/PRODUCT first, then by how many vendors share it.
+WITH shared AS (
+    SELECT e.normalized_name, e.type,
+           array_agg(DISTINCT e.vendor_id) AS vendor_ids,
+           max(e.name) AS name,
+           sum(e.mention_count)::int AS mentions
+    FROM entities e
+    WHERE e.type = ANY(%(types)s)
+    GROUP BY e.normalized_name, e.type
+    HAVING count(DISTINCT e.vendor_id) >= 2
+)
+SELECT s.name, s.normalized_name, s.type, s.mentions,
+       array_agg(v.name ORDER BY v.name) AS vendors,
+       array_agg(v.id ORDER BY v.name) AS vendor_ids,
+       count(*) OVER () AS total
+FROM shared s
+JOIN vendors v ON v.id = ANY(s.vendor_ids)
+WHERE %(vendor_id)s::bigint IS NULL OR %(vendor_id)s::bigint = ANY(s.vendor_ids)
+GROUP BY s.name, s.normalized_name, s.type, s.mentions
+ORDER BY count(*) DESC, s.mentions DESC, s.normalized_name, s.type
+LIMIT %(limit)s;
+
+-- kg_vendor_mentions --
+-- Vendors whose notes name another vendor of the knowledge base as an entity,
+-- with the relationship types that connect the mention inside the notes
+-- (PARTNERS_WITH, COMPETES_WITH, ACQUIRED, ...; MENTIONED_WITH when weak).
+SELECT src.id AS vendor_id, src.name AS vendor, dst.id AS other_id, dst.name AS other_vendor,
+       e.id AS entity_id, e.name AS entity, e.type AS entity_type, e.mention_count,
+       coalesce(array_agg(DISTINCT r.type) FILTER (WHERE r.type IS NOT NULL), '{}') AS relationship_types
+FROM entities e
+JOIN vendors src ON src.id = e.vendor_id
+JOIN vendors dst ON dst.normalized_name = e.normalized_name AND dst.id <> src.id
+LEFT JOIN relationships r ON r.vendor_id = e.vendor_id AND (r.source_id = e.id OR r.target_id = e.id)
+WHERE %(vendor_id)s::bigint IS NULL OR src.id = %(vendor_id)s::bigint OR dst.id = %(vendor_id)s::bigint
+GROUP BY src.id, src.name, dst.id, dst.name, e.id, e.name, e.type, e.mention_count
+ORDER BY e.mention_count DESC, src.name, dst.name, e.id
+LIMIT %(limit)s;
+
+-- kg_largest_vendors --
+SELECT id, name, entity_count, relationship_count
+FROM vendors ORDER BY relationship_count DESC, id LIMIT %(limit)s;
+
+-- kg_skeleton_entities --
+-- What statistics and capping need of every entity; snippets and aliases are
+-- fetched later for the few entities an answer shows.
+SELECT id, name, type, confidence, mention_count, false AS external
+FROM entities WHERE vendor_id = %(vendor_id)s
+ORDER BY id;
+
+-- kg_skeleton_relationships --
+-- Every relationship of the vendor, one row per type with its count and its
+-- relationships as one bytea of fixed-width big-endian records (id,
+-- source_id, target_id int8; confidence float4), read straight into numpy:
+-- ten thousand rows as Python tuples cost more than everything else kg does
+-- with them. One scan gives the type distribution and the edges.
+SELECT type, count(*) AS n,
+       string_agg(int8send(id) || int8send(source_id) || int8send(target_id)
+                  || float4send(confidence), ''::bytea) AS records
+FROM relationships WHERE vendor_id = %(vendor_id)s
+GROUP BY type;
+
+-- kg_relationship_types --
+SELECT type, count(*) AS n FROM relationships WHERE vendor_id = %(vendor_id)s
+GROUP BY type ORDER BY type;
+
+-- kg_entities_by_id --
+SELECT id, vendor_id, name, type, confidence, mention_count, snippet, aliases,
+       vendor_id <> %(vendor_id)s AS external
+FROM entities WHERE id = ANY(%(ids)s);
+
+-- kg_relationships_by_id --
+SELECT id, source_id, target_id, type, confidence, evidence_chunk_id, evidence_sentence,
+       nullif(metadata, '{}'::jsonb) AS metadata
+FROM relationships WHERE id = ANY(%(ids)s);
