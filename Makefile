@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint eval bench clean-db
+.PHONY: install demo test lint eval eval-kg bench bench-kg notebook clean-db
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,3 +37,18 @@ eval: install
 ## Rebuild benchmark over ../shared/data/vendor_corpus; writes bench/results/.
 bench: install
 	$(BIN)/python -m bench.rebuild
+
+## Vendor-name disambiguation on the labelled queries (builds ../shared/data/vendor_corpus
+## into the kb_eval_vendor_corpus database first; incremental after the first run).
+eval-kg: install
+	$(BIN)/python -m kg eval-disambiguation --out bench/results/disambiguation.json
+
+## Vendor graph benchmark (synthetic 1k/10k/50k and the largest real vendors).
+bench-kg: install
+	$(BIN)/python -m bench.kg
+
+## Run the exploration notebook against the knowledge base `make demo` built and
+## refresh the README picture.
+notebook: install
+	$(BIN)/python -m kg run-notebook notebooks/explore_vendor_graph.ipynb \
+		--output notebooks/explore_vendor_graph.out.ipynb --figure docs/vendor_graph.png
