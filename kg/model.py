@@ -113,34 +113,14 @@ def build_graph(
 
 def entity(graph: nx.MultiDiGraph, node: int, importance: float = 0.0) -> Entity:
     """The :class:`Entity` of a node."""
-    a = graph.nodes[node]
-    return Entity(
-        id=node,
-        name=a["name"],
-        type=a["type"],
-        confidence=a["confidence"],
-        mention_count=a["mention_count"],
-        snippet=a["snippet"],
-        aliases=a["aliases"],
-        vendor_id=a["vendor_id"],
-        external=a["external"],
-        importance=importance,
-    )
+    return entity_from_row({"id": node, **graph.nodes[node]}, importance)
 
 
 def relationship(graph: nx.MultiDiGraph, source: int, target: int, key: int) -> Relationship:
     """The :class:`Relationship` of an edge."""
     a = graph.edges[source, target, key]
-    return Relationship(
-        id=key,
-        source_id=source,
-        target_id=target,
-        type=a["type"],
-        confidence=a["confidence"],
-        evidence=a["evidence"],
-        evidence_chunk_id=a["evidence_chunk_id"],
-        metadata=a["metadata"],
-    )
+    ends = {"id": key, "source_id": source, "target_id": target}
+    return relationship_from_row({**a, **ends, "evidence_sentence": a["evidence"]})
 
 
 def entity_from_row(row: Mapping[str, Any], importance: float = 0.0) -> Entity:

@@ -70,10 +70,13 @@ def find_entity(graph: nx.MultiDiGraph, ref: int | str, entity_type: str | None 
     raise EntityNotFound(text, vendor, [name for name, _, _ in close])
 
 
-def _typed_view(graph: nx.MultiDiGraph, types: Collection[str] | None) -> nx.Graph:
-    """Undirected view keeping only relationships of ``types`` (all when None)."""
+def _typed_view(
+    graph: nx.MultiDiGraph, types: Collection[str] | None
+) -> tuple[nx.Graph, set[str] | None]:
+    """Undirected view keeping only relationships of ``types`` (all when None),
+    and the wanted types upper-cased."""
     if types is None:
-        return graph.to_undirected(as_view=True)
+        return graph.to_undirected(as_view=True), None
     wanted = {t.upper() for t in types}
     unknown = wanted - {t for _, _, t in graph.edges(data="type")}
     if unknown and not wanted - unknown:
@@ -85,7 +88,7 @@ def _typed_view(graph: nx.MultiDiGraph, types: Collection[str] | None) -> nx.Gra
     view = nx.subgraph_view(
         graph, filter_edge=lambda u, v, k: graph.edges[u, v, k]["type"] in wanted
     )
-    return view.to_undirected(as_view=True)
+    return view.to_undirected(as_view=True), wanted
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +145,7 @@ def shortest_path(
     """
     if not 1 <= max_hops <= 20:
         raise InvalidGraphRequest(f"max_hops must be from 1 to 20, not {max_hops}.")
-    view = _typed_view(graph, relationship_types)
-    types = {t.upper() for t in relationship_types} if relationship_types is not None else None
+    view, types = _typed_view(graph, relationship_types)
     if source == target:
         return PathResult(True, (PathStep(entity(graph, source), None),), 0)
     try:
@@ -203,8 +205,7 @@ def neighbourhood(
         raise InvalidGraphRequest(f"depth must be from 1 to {MAX_DEPTH}, not {depth}.")
     if not 1 <= limit <= 1000:
         raise InvalidGraphRequest(f"limit must be from 1 to 1000, not {limit}.")
-    view = _typed_view(graph, relationship_types)
-    types = {t.upper() for t in relationship_types} if relationship_types is not None else None
+    view, types = _typed_view(graph, relationship_types)
     distance = nx.single_source_shortest_path_length(view, center, cutoff=depth)
     others = sorted(
         (n for n in distance if n != center),
