@@ -467,6 +467,11 @@ class KnowledgeGraph:
                 total = int(rows[0]["total"]) if rows else 0
         return VendorPage(tuple(_info(r) for r in rows), total, offset)
 
+    def build_id(self) -> int:
+        """The newest complete graph build (0: never built); caches of callers key on it."""
+        with self._conn() as conn:
+            return self._sync(conn)[0]
+
     def last_updated(self) -> datetime | None:
         """When the newest complete graph build finished (None: never built)."""
         with self._conn() as conn:

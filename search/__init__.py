@@ -19,7 +19,7 @@ from search.errors import (
     SearchError,
     SearchFailed,
 )
-from search.hybrid import SearchHit, SearchResult, hybrid_search
+from search.hybrid import SearchHit, SearchResult, hybrid_search, ranked_hits
 from search.query import SearchFilters
 from search.settings import SearchSettings
 
@@ -37,4 +37,5 @@ __all__ = [
     "SearchResult",
     "SearchSettings",
     "hybrid_search",
+    "ranked_hits",
 ]

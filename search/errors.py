@@ -2,7 +2,8 @@
 
 The server maps them once, at its boundary, to the contract's error codes:
 ``QueryTooLong`` to QUERY_TOO_LONG, the other ``InvalidSearch`` errors to
-INVALID_PARAMS and ``SearchFailed`` to SEARCH_FAILED.
+INVALID_PARAMS, ``SearchUnavailable`` to DB_CONNECTION and ``SearchFailed`` to
+SEARCH_FAILED.
 """
 
 from __future__ import annotations
@@ -41,3 +42,7 @@ class InvalidFilter(InvalidSearch):
 
 class SearchFailed(SearchError):
     """The search failed in the database."""
+
+
+class SearchUnavailable(SearchFailed):
+    """The database could not be reached: retry with exponential backoff."""

@@ -11,8 +11,9 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
+from psycopg_pool import PoolTimeout
 
-from search.errors import SearchFailed
+from search.errors import SearchFailed, SearchUnavailable
 from search.fusion import ChunkKey, collapse_neighbours
 from search.query import (
     SearchFilters,
@@ -23,6 +24,7 @@ from search.query import (
 )
 from search.settings import SearchSettings
 from sql.database import ConnectionSource, connection
+from sql.errors import DatabaseError
 from sql.queries import queries
 
 if TYPE_CHECKING:
@@ -168,6 +170,8 @@ def fetch_candidates(
             # (plans do not follow settings), so exact runs are never prepared.
             cursor = conn.execute(q["hybrid_search"], params, prepare=False if exact else None)
             rows = cursor.fetchall()
+    except psycopg.OperationalError as exc:
+        raise SearchUnavailable(f"The database connection failed: {exc}".strip()) from None
     except psycopg.Error as exc:
         raise SearchFailed(f"The search failed in the database: {exc}".strip()) from None
     return [_candidate(row) for row in rows]
@@ -338,24 +342,12 @@ def hybrid_search(
         from search.errors import InvalidSearch
 
         raise InvalidSearch(f"offset must be a non-negative integer, not {offset!r}.")
-    parsed = parse_filters(filters)
     settings = settings or SearchSettings()
-    embedding = embedder.encode([text])[0]
-    with connection(db) as conn:
-        rows = fetch_candidates(
-            conn,
-            text,
-            embedding,
-            parsed,
-            candidates=max(settings.candidates, offset + top_k),
-            rrf_k=settings.rrf_k,
-            ef_search=settings.hnsw_ef_search,
-            max_df_ratio=settings.fulltext_max_df_ratio,
-        )
-        reason = None if rows else _why_empty(conn, parsed)
-    hits = rank_candidates(rows, text, settings, reranker=reranker)
+    parsed, hits, reason = _ranked(
+        text, db, embedder, filters, settings, reranker, max(settings.candidates, offset + top_k)
+    )
     page = tuple(hits[offset : offset + top_k])
-    if rows and not page:
+    if hits and not page:
         reason = f"offset {offset} is past the last of {len(hits)} results"
     return SearchResult(
         query=text,
@@ -367,6 +359,68 @@ def hybrid_search(
         empty_reason=reason,
         filters=parsed,
     )
+
+
+def ranked_hits(
+    query: str,
+    *,
+    db: ConnectionSource,
+    embedder: QueryEmbedder,
+    filters: SearchFilters | Mapping[str, Any] | None = None,
+    settings: SearchSettings | None = None,
+    reranker: Reranker | None = None,
+) -> SearchResult:
+    """Every hit of a query at the configured candidate depth, in rank order.
+
+    Pagers slice this list: unlike :func:`hybrid_search` with a growing offset,
+    the depth never changes from page to page, so neither does the order and
+    walking all pages yields every hit exactly once.
+    """
+    text = validate_query(query, max_chars=(settings.max_query_chars if settings else 500))
+    settings = settings or SearchSettings()
+    parsed, hits, reason = _ranked(
+        text, db, embedder, filters, settings, reranker, settings.candidates
+    )
+    return SearchResult(
+        query=text,
+        hits=tuple(hits),
+        total=len(hits),
+        offset=0,
+        top_k=len(hits),
+        strict=uses_websearch_syntax(text),
+        empty_reason=reason,
+        filters=parsed,
+    )
+
+
+def _ranked(
+    text: str,
+    db: ConnectionSource,
+    embedder: QueryEmbedder,
+    filters: SearchFilters | Mapping[str, Any] | None,
+    settings: SearchSettings,
+    reranker: Reranker | None,
+    depth: int,
+) -> tuple[SearchFilters, list[SearchHit], str | None]:
+    parsed = parse_filters(filters)
+    embedding = embedder.encode([text])[0]
+    try:
+        with connection(db) as conn:
+            rows = fetch_candidates(
+                conn,
+                text,
+                embedding,
+                parsed,
+                candidates=depth,
+                rrf_k=settings.rrf_k,
+                ef_search=settings.hnsw_ef_search,
+                max_df_ratio=settings.fulltext_max_df_ratio,
+            )
+            reason = None if rows else _why_empty(conn, parsed)
+    except (psycopg.OperationalError, PoolTimeout, DatabaseError) as exc:
+        # the pool or a new connection could not reach the server
+        raise SearchUnavailable(f"The database is unavailable: {exc}".strip()) from None
+    return parsed, rank_candidates(rows, text, settings, reranker=reranker), reason
 
 
 def _why_empty(conn: psycopg.Connection[Any], filters: SearchFilters) -> str:

@@ -72,6 +72,9 @@ class Database:
             max_size=max_size,
             kwargs={"row_factory": dict_row, "connect_timeout": int(self.connect_timeout)},
             configure=register_vector,
+            # a connection that broke while idle (server restarted) is replaced
+            # before it is handed out, so callers recover by themselves
+            check=ConnectionPool.check_connection,
             open=False,
         )
         pool.open(wait=True, timeout=self.connect_timeout)

@@ -173,3 +173,13 @@ SELECT c.id FROM chunks c, q
 WHERE c.tsv @@ q.tsq
 ORDER BY ts_rank(c.tsv, q.tsq) DESC, c.id
 LIMIT 10;
+
+-- search_chunk_by_id --
+SELECT c.id AS chunk_id, c.chunk_index, c.total_chunks, c.context_header, c.content,
+       c.token_count, c.document_id, d.source_path, d.category, d.title, d.doc_date,
+       v.name AS vendor,
+       (SELECT max(id) FROM graph_builds WHERE status = 'complete') AS build_id
+FROM chunks c
+JOIN documents d ON d.id = c.document_id
+JOIN vendors v ON v.id = d.vendor_id
+WHERE c.id = %(chunk_id)s;

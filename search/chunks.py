@@ -1,0 +1,65 @@
+"""One chunk by id: the "fetch the best few in full" step after a light search."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+import psycopg
+from psycopg_pool import PoolTimeout
+
+from search.errors import InvalidSearch, SearchFailed, SearchUnavailable
+from sql.database import ConnectionSource, connection
+from sql.errors import DatabaseError
+from sql.queries import queries
+
+MAX_CHUNK_ID = 2**63 - 1
+
+
+class ChunkNotFound(InvalidSearch):
+    """No chunk has this id: take ids from a recent semantic_search."""
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    chunk_id: int
+    chunk_index: int
+    total_chunks: int
+    context_header: str
+    content: str
+    token_count: int
+    source_path: str
+    category: str | None
+    title: str
+    doc_date: date | None
+    vendor: str
+
+
+def get_chunk(db: ConnectionSource, chunk_id: int) -> Chunk:
+    """The chunk, or :class:`ChunkNotFound`; :class:`SearchUnavailable` when the
+    database cannot be reached."""
+    valid = isinstance(chunk_id, int) and not isinstance(chunk_id, bool)
+    if not valid or not 1 <= chunk_id <= MAX_CHUNK_ID:
+        raise InvalidSearch(f"chunk_id must be a positive integer, not {chunk_id!r}.")
+    try:
+        with connection(db) as conn:
+            row = conn.execute(queries()["search_chunk_by_id"], {"chunk_id": chunk_id}).fetchone()
+    except (psycopg.OperationalError, PoolTimeout, DatabaseError) as exc:
+        raise SearchUnavailable(f"The database is unavailable: {exc}".strip()) from None
+    except psycopg.Error as exc:
+        raise SearchFailed(f"Reading the chunk failed: {exc}".strip()) from None
+    if row is None:
+        raise ChunkNotFound(f"No chunk has id {chunk_id}: take ids from a recent semantic_search.")
+    return Chunk(
+        chunk_id=int(row["chunk_id"]),
+        chunk_index=int(row["chunk_index"]),
+        total_chunks=int(row["total_chunks"]),
+        context_header=row["context_header"],
+        content=row["content"],
+        token_count=int(row["token_count"]),
+        source_path=row["source_path"],
+        category=row["category"],
+        title=row["title"],
+        doc_date=row["doc_date"],
+        vendor=row["vendor"],
+    )
