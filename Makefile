@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint eval eval-kg bench bench-kg notebook clean-db
+.PHONY: install inspector demo serve test lint eval eval-kg bench bench-kg bench-server notebook clean-db
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The MCP Inspector CLI (npm), an external client the tests drive the server with.
+INSPECTOR := .ci/inspector/node_modules/.bin/mcp-inspector
+$(INSPECTOR):
+	npm install --prefix .ci/inspector --no-audit --no-fund --loglevel=error \
+		@modelcontextprotocol/inspector@2.12.0
+
+inspector: $(INSPECTOR)
 
 ## Build the knowledge base from the bundled sample notes into the embedded
 ## PostgreSQL, then show what it holds.
@@ -26,8 +34,9 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-## Lint, type-check and run the whole test suite (real PostgreSQL, real models).
-test: lint
+## Lint, type-check and run the whole test suite (real PostgreSQL, real models,
+## real MCP sessions over stdio and HTTP, the MCP Inspector CLI).
+test: lint $(INSPECTOR)
 	$(BIN)/python -m pytest
 
 ## Extraction quality against KnowledgeNet and wikigold (../shared/data).
@@ -52,3 +61,7 @@ bench-kg: install
 notebook: install
 	$(BIN)/python -m kg run-notebook notebooks/explore_vendor_graph.ipynb \
 		--output notebooks/explore_vendor_graph.out.ipynb --figure docs/vendor_graph.png
+
+## MCP server latency per tool and mode, over stdio and HTTP, next to the bare calls.
+bench-server: install
+	$(BIN)/python -m bench.server

@@ -1,1 +1,1 @@
-"""The MCP server (semantic_search, find_vendor_info, graph tools); not built yet."""
+"""The MCP server: semantic_search, find_vendor_info and the graph tools over search/ and kg/."""

@@ -1,0 +1,5 @@
+import sys
+
+from server.cli import main
+
+sys.exit(main())

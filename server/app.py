@@ -1,0 +1,335 @@
+"""The MCP server: tools and resources over :class:`~server.service.Service`.
+
+Built by :func:`create_server` from settings; the service (pool, models,
+caches) lives for the server's lifespan. Tool inputs are validated strictly
+before anything runs: wrong types, unknown or missing parameters and
+out-of-range values get INVALID_PARAMS naming what to change (a query over
+500 characters gets QUERY_TOO_LONG). Every answer is the envelope, as
+structured content (matching the published output schema) and as JSON text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from server.envelope import dumps, request_id
+from server.errors import ErrorCode, ToolFailure
+from server.models import AnyEnvelope, SearchEnvelope, VendorEnvelope
+from server.service import Outcome, Service
+from server.settings import ServerSettings
+
+Mode = Literal["ids_only", "metadata", "preview", "full"]
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+INSTRUCTIONS = """\
+Vendor knowledge: hybrid search over a business's vendor notes and a per-vendor knowledge graph.
+Start light and fetch more only for what matters: semantic_search in ids_only or metadata mode,
+then get_chunk for the best few in full; find_vendor_info in metadata mode, then preview or full.
+Vendor names are resolved loosely (case, legal suffixes, typos); an ambiguous name returns the
+candidates to choose from."""
+
+
+class _Holder:
+    service: Service | None = None
+
+
+class VendorKnowledgeServer(MCPServer[Any]):
+    """MCPServer with strict argument validation answered in the envelope."""
+
+    def __init__(self, *args: Any, holder: _Holder, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._holder = holder
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        service = self._holder.service
+        if tool is not None and service is not None:
+            problem = _argument_problem(tool.fn_metadata.arg_model, arguments)
+            if problem is not None:
+                env = service._error(name, request_id(), time.perf_counter(), problem)
+                service.metrics.record(name, 0.0, cache_hit=False, error=problem.code.value)
+                return _result((env, True), service)
+        return await super().call_tool(name, arguments, context)
+
+
+def _argument_problem(model: Any, arguments: dict[str, Any]) -> ToolFailure | None:
+    known = {f.alias or n for n, f in model.model_fields.items()}
+    unknown = sorted(set(arguments) - known)
+    if unknown:
+        return ToolFailure(
+            ErrorCode.INVALID_PARAMS,
+            f"Unknown parameter(s) {', '.join(map(repr, unknown))}; this tool takes "
+            f"{', '.join(sorted(known))}.",
+        )
+    try:
+        model.model_validate(arguments, strict=True)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "arguments"
+            if where == "query" and err["type"] == "string_too_long":
+                return ToolFailure(
+                    ErrorCode.QUERY_TOO_LONG,
+                    f"The query is {len(arguments.get('query', ''))} characters long; at most "
+                    "500 are accepted.",
+                )
+            problems.append(f"{where}: {err['msg']}")
+        return ToolFailure(
+            ErrorCode.INVALID_PARAMS, "Invalid parameters: " + "; ".join(problems) + "."
+        )
+    return None
+
+
+def _result(outcome: Outcome, service: Service) -> CallToolResult:
+    env, is_error = outcome
+    text = dumps(env, compact=service.settings.enable_response_compression)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=env, is_error=is_error
+    )
+
+
+def _api_key(ctx: Context[Any, Any], service: Service) -> str | None:
+    headers = ctx.headers
+    if headers is None:  # stdio: the key the client started the server with
+        return service.settings.api_key.get_secret_value() if service.settings.api_key else None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    auth = lowered.get("authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip() or None
+    return lowered.get("x-api-key") or None
+
+
+def create_server(
+    settings: ServerSettings, make_service: Callable[[], Service]
+) -> VendorKnowledgeServer:
+    """The MCP server; ``make_service`` runs once, when the server starts."""
+    holder = _Holder()
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[Service]:
+        service: Service = await anyio.to_thread.run_sync(make_service)
+        holder.service = service
+        try:
+            yield service
+        finally:
+            service.close()
+            holder.service = None
+
+    mcp = VendorKnowledgeServer(
+        "vendor-knowledge",
+        instructions=INSTRUCTIONS,
+        version="1.0.0",
+        lifespan=lifespan,
+        log_level=settings.log_level,
+        holder=holder,
+    )
+
+    async def call(ctx: Context[Any, Any], fn: Callable[[Service, str | None], Outcome]) -> Any:
+        service = holder.service
+        assert service is not None, "the lifespan starts the service"
+        key = _api_key(ctx, service)
+        outcome = await anyio.to_thread.run_sync(lambda: fn(service, key))
+        return _result(outcome, service)
+
+    @mcp.tool(
+        annotations=READ_ONLY,
+        description="Hybrid search (vector + full text, Reciprocal Rank Fusion) over the vendor "
+        "notes. Returns ranked chunks with scores, source file and category and chunk position; "
+        "more per result in heavier modes. Paginate with page_size and cursor.",
+    )
+    async def semantic_search(
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=500,
+                description="What to look for: natural language or keywords (1-500 characters); "
+                '"quoted phrases" and -word narrow the keyword side.',
+            ),
+        ],
+        ctx: Context[Any, Any],
+        top_k: Annotated[int, Field(ge=1, le=50, description="results per response (1-50)")] = 10,
+        response_mode: Annotated[
+            Mode | None,
+            Field(
+                description="ids_only (~10 tokens/result), metadata (default), preview (adds a "
+                "200-character snippet and the section header) or full (adds the text and both "
+                "arm scores)"
+            ),
+        ] = None,
+        fields: Annotated[
+            list[str] | None,
+            Field(
+                max_length=20,
+                description="only these result fields (must exist in the chosen mode)",
+            ),
+        ] = None,
+        page_size: Annotated[
+            int | None, Field(ge=1, le=50, description="results per page; replaces top_k")
+        ] = None,
+        cursor: Annotated[
+            str | None,
+            Field(max_length=1000, description="pagination.cursor of the previous page"),
+        ] = None,
+    ) -> Annotated[CallToolResult, SearchEnvelope]:
+        return await call(  # type: ignore[no-any-return]
+            ctx,
+            lambda s, k: s.semantic_search(
+                k,
+                query=query,
+                top_k=top_k,
+                response_mode=response_mode,
+                fields=fields,
+                page_size=page_size,
+                cursor=cursor,
+            ),
+        )
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def find_vendor_info(
+        vendor_name: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=200,
+                description="vendor name as a person would type it (case, legal suffixes and "
+                "small typos do not matter)",
+            ),
+        ],
+        ctx: Context[Any, Any],
+        response_mode: Annotated[
+            Mode | None,
+            Field(
+                description="ids_only (entity and relationship ids), metadata (default: "
+                "statistics), preview (top 5 entities and relationships) or full (capped graph: "
+                "at most 100 entities and 500 relationships)"
+            ),
+        ] = None,
+        include_relationships: Annotated[
+            bool, Field(description="include relationships (default true)")
+        ] = True,
+    ) -> Annotated[CallToolResult, VendorEnvelope]:
+        """A vendor's knowledge graph: statistics, most important entities and relationships."""
+        return await call(  # type: ignore[no-any-return]
+            ctx,
+            lambda s, k: s.find_vendor_info(
+                k,
+                vendor_name=vendor_name,
+                response_mode=response_mode,
+                include_relationships=include_relationships,
+            ),
+        )
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def get_chunk(
+        chunk_id: Annotated[int, Field(ge=1, description="chunk_id from semantic_search")],
+        ctx: Context[Any, Any],
+        response_mode: Annotated[Mode, Field(description="default full")] = "full",
+    ) -> Annotated[CallToolResult, AnyEnvelope]:
+        """One chunk by id, by default in full: the step after a light search."""
+        return await call(  # type: ignore[no-any-return]
+            ctx, lambda s, k: s.get_chunk(k, chunk_id=chunk_id, response_mode=response_mode)
+        )
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def list_vendors(
+        ctx: Context[Any, Any],
+        page_size: Annotated[int, Field(ge=1, le=100, description="vendors per page")] = 20,
+        cursor: Annotated[
+            str | None, Field(max_length=1000, description="pagination.cursor of the last page")
+        ] = None,
+    ) -> Annotated[CallToolResult, AnyEnvelope]:
+        """Vendors in the knowledge base with their aliases and counts, by name."""
+        return await call(  # type: ignore[no-any-return]
+            ctx, lambda s, k: s.list_vendors(k, page_size=page_size, cursor=cursor)
+        )
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def find_entity_path(
+        vendor_name: Annotated[str, Field(min_length=1, max_length=200)],
+        from_entity: Annotated[
+            str, Field(min_length=1, max_length=200, description="entity name or id")
+        ],
+        to_entity: Annotated[
+            str, Field(min_length=1, max_length=200, description="entity name or id")
+        ],
+        ctx: Context[Any, Any],
+        max_hops: Annotated[int, Field(ge=1, le=20, description="longest path (1-20)")] = 6,
+        relationship_types: Annotated[
+            list[str] | None, Field(max_length=20, description="only these relationship types")
+        ] = None,
+    ) -> Annotated[CallToolResult, AnyEnvelope]:
+        """The shortest chain of relationships linking two entities of a vendor's graph."""
+        return await call(  # type: ignore[no-any-return]
+            ctx,
+            lambda s, k: s.find_entity_path(
+                k,
+                vendor_name=vendor_name,
+                from_entity=from_entity,
+                to_entity=to_entity,
+                max_hops=max_hops,
+                relationship_types=relationship_types,
+            ),
+        )
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def get_entity_neighbors(
+        vendor_name: Annotated[str, Field(min_length=1, max_length=200)],
+        entity: Annotated[str, Field(min_length=1, max_length=200, description="name or id")],
+        ctx: Context[Any, Any],
+        depth: Annotated[int, Field(ge=1, le=5, description="hops (1-5)")] = 1,
+        relationship_types: Annotated[
+            list[str] | None, Field(max_length=20, description="only these relationship types")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=500, description="most neighbours")] = 50,
+    ) -> Annotated[CallToolResult, AnyEnvelope]:
+        """Entities within depth relationships of an entity, closest first."""
+        return await call(  # type: ignore[no-any-return]
+            ctx,
+            lambda s, k: s.get_entity_neighbors(
+                k,
+                vendor_name=vendor_name,
+                entity=entity,
+                depth=depth,
+                relationship_types=relationship_types,
+                limit=limit,
+            ),
+        )
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def get_server_metrics(ctx: Context[Any, Any]) -> Annotated[CallToolResult, AnyEnvelope]:
+        """Per-tool call counts, latency percentiles, cache hit rates and errors."""
+        return await call(ctx, lambda s, k: s.get_server_metrics(k))  # type: ignore[no-any-return]
+
+    @mcp.resource("vendor://{name}", mime_type="application/json")
+    async def vendor_resource(name: str) -> str:
+        """A vendor's statistics (find_vendor_info in metadata mode)."""
+        service = holder.service
+        assert service is not None
+        key = service.settings.api_key.get_secret_value() if service.settings.api_key else None
+        env, _ = await anyio.to_thread.run_sync(
+            lambda: service.find_vendor_info(key, vendor_name=name, response_mode="metadata")
+        )
+        return dumps(env)
+
+    @mcp.resource("chunk://{chunk_id}", mime_type="application/json")
+    async def chunk_resource(chunk_id: str) -> str:
+        """One chunk in full (get_chunk)."""
+        service = holder.service
+        assert service is not None
+        key = service.settings.api_key.get_secret_value() if service.settings.api_key else None
+        if not chunk_id.isdigit():
+            raise ValueError(f"chunk ids are positive integers, not {chunk_id!r}")
+        env, _ = await anyio.to_thread.run_sync(
+            lambda: service.get_chunk(key, chunk_id=int(chunk_id))
+        )
+        return dumps(env)
+
+    return mcp

@@ -1,0 +1,205 @@
+"""``python -m server``: the MCP server (stdio or streamable HTTP) and its API keys.
+
+Every start-up failure (bad environment variable, no API keys, unreachable
+database) is one ``error:`` line on stderr and a non-zero exit; stdout stays
+the protocol's alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+ENVIRONMENT_HELP = """\
+environment (defaults in brackets):
+  BMCIS_API_KEY                 the key a stdio client runs the server with
+  KB_API_KEYS_FILE              hashed keys and the cursor secret
+                                [~/.local/share/vendor-knowledge/api_keys.json]
+  DATABASE_URL, KB_PGDATA       the knowledge base [embedded server in KB_PGDATA]
+  DEFAULT_RESPONSE_MODE         ids_only | metadata | preview | full [metadata]
+  MAX_TOKENS_PER_RESPONSE       token budget per response [15000]
+  TOKEN_WARNING_THRESHOLD       warn above this share of the budget [0.8]
+  LOW_QUALITY_THRESHOLD         LOW_QUALITY_RESULTS when no hybrid_score is above [0.5]
+  ENABLE_DESKTOP_ENHANCEMENTS   ranking, deduplication, visual hints [true]
+  INCLUDE_CONFIDENCE_SCORES     per-result confidence [true]
+  ENABLE_RESPONSE_COMPRESSION   compact JSON text [true]
+  RESPONSE_STREAMING            not supported [false]
+  BMCIS_RATE_LIMIT_MINUTE/_HOUR/_DAY   requests per key [100 / 1000 / 10000]
+  SEARCH_CACHE_TTL, VENDOR_CACHE_TTL   seconds [30 / 300]
+  CACHE_MAX_ENTRIES             answers per cache [1000]
+  LOG_LEVEL                     DEBUG | INFO | WARNING | ERROR | CRITICAL [WARNING]
+  KB_GRAPH_*, KB_SEARCH_*, KB_EMBEDDING_MODEL   see the README
+"""
+
+
+class CliError(Exception):
+    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m server",
+        description=(
+            "Serve the vendor knowledge base to MCP clients: semantic_search, find_vendor_info, "
+            "get_chunk, list_vendors, find_entity_path, get_entity_neighbors and "
+            "get_server_metrics. Without a command, runs the server (stdio by default)."
+        ),
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--transport",
+        choices=("stdio", "streamable-http"),
+        default="stdio",
+        help="stdio for desktop clients (default) or streamable-http for shared deployments",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address [127.0.0.1]")
+    parser.add_argument("--port", type=int, default=8000, help="HTTP port [8000]")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    keys = sub.add_parser(
+        "keys",
+        help="create, list or revoke API keys",
+        description="Manage the API keys in KB_API_KEYS_FILE (stored as SHA-256 hashes).",
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ksub = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
+    create = ksub.add_parser("create", help="make a key; it is printed once and never stored")
+    create.add_argument("name", help="who or what uses it (letters, digits, - _ .)")
+    ksub.add_parser("list", help="names, ids, creation dates, revoked or not; never the keys")
+    revoke = ksub.add_parser("revoke", help="revoke a key by name or id")
+    revoke.add_argument("key", help="name or id (from `keys list`)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    err = Console(stderr=True)
+    try:
+        if args.command == "keys":
+            return _keys(args)
+        if not 1 <= args.port <= 65535:
+            raise CliError(f"--port must be from 1 to 65535, not {args.port}", EXIT_USAGE)
+        return _serve(args)
+    except CliError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return exc.code
+    except KeyboardInterrupt:
+        return 130
+
+
+def _settings() -> object:
+    from server.settings import ServerSettings
+
+    try:
+        return ServerSettings()
+    except ValidationError as exc:
+        problems = [f"{e['loc'][0] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors()]
+        raise CliError("invalid setting: " + "; ".join(problems), EXIT_USAGE) from None
+
+
+def _keystore(path: Path) -> object:
+    from server.auth import KeyFileError, KeyStore
+
+    try:
+        return KeyStore.load(path)
+    except KeyFileError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _keys(args: argparse.Namespace) -> int:
+    from server.auth import KeyFileError, KeyStore
+    from server.settings import ServerSettings
+
+    settings = _settings()
+    assert isinstance(settings, ServerSettings)
+    store = _keystore(settings.keys_file)
+    assert isinstance(store, KeyStore)
+    out = Console()
+    try:
+        if args.keys_command == "create":
+            key = store.create(args.name)
+            Console(stderr=True).print(
+                f"created key {args.name!r} in {settings.keys_file}; it is shown once, here:"
+            )
+            sys.stdout.write(key + "\n")
+        elif args.keys_command == "revoke":
+            record = store.revoke(args.key)
+            out.print(f"revoked {record.name} ({record.key_id})")
+        else:
+            table = Table(title=f"API keys in {settings.keys_file}")
+            for col in ("name", "id", "created", "state"):
+                table.add_column(col)
+            for r in store.records:
+                table.add_row(r.name, r.key_id, r.created, "revoked" if r.revoked else "active")
+            out.print(table)
+    except KeyFileError as exc:
+        raise CliError(str(exc)) from None
+    return EXIT_OK
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from kg.settings import GraphSettings
+    from search.embedder import Embedder, EmbeddingSettings
+    from search.settings import SearchSettings
+    from server.app import create_server
+    from server.auth import KeyStore
+    from server.service import Service
+    from server.settings import ServerSettings
+    from sql import DatabaseError
+    from sql.database import open_database
+    from sql.settings import DatabaseSettings
+
+    settings = _settings()
+    assert isinstance(settings, ServerSettings)
+    store = _keystore(settings.keys_file)
+    assert isinstance(store, KeyStore)
+    if not store.active:
+        raise CliError(
+            f"no API keys configured in {settings.keys_file}: create one with "
+            "`python -m server keys create NAME` (KB_API_KEYS_FILE moves the file)",
+            EXIT_USAGE,
+        )
+    try:
+        search_settings = SearchSettings()
+        graph_settings = GraphSettings()
+        embedding_settings = EmbeddingSettings()
+        database = DatabaseSettings()
+    except ValidationError as exc:
+        problems = [f"{e['loc'][0] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors()]
+        raise CliError("invalid setting: " + "; ".join(problems), EXIT_USAGE) from None
+    try:
+        db = open_database(database)
+    except DatabaseError as exc:
+        raise CliError(str(exc)) from None
+    embedder = Embedder.from_settings(embedding_settings)
+
+    def make_service() -> Service:
+        return Service(
+            settings,
+            db,
+            embedder=embedder,
+            keys=store,
+            search_settings=search_settings,
+            graph_settings=graph_settings,
+        )
+
+    server = create_server(settings, make_service)
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=args.host, port=args.port)
+    return EXIT_OK

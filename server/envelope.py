@@ -1,0 +1,211 @@
+"""The response envelope, its token accounting and the token budget.
+
+A response over ``MAX_TOKENS_PER_RESPONSE`` is never cut mid-JSON: it keeps
+the longest prefix of its results that fits and says so with PARTIAL_RESULTS
+(the cursor then continues after the last result kept). Above
+``TOKEN_WARNING_THRESHOLD`` of the budget it carries TOKEN_LIMIT_WARNING.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from server.errors import ToolFailure
+from server.models import VERSION
+from server.tokens import count_tokens
+
+
+def request_id() -> str:
+    return "req_" + uuid.uuid4().hex[:12]
+
+
+def dumps(data: Any, *, compact: bool = True) -> str:
+    option = 0 if compact else orjson.OPT_INDENT_2
+    return orjson.dumps(data, option=option | orjson.OPT_NON_STR_KEYS).decode()
+
+
+def envelope(
+    operation: str,
+    rid: str,
+    results: Any,
+    *,
+    elapsed_ms: float,
+    cache_hit: bool = False,
+    pagination: dict[str, Any] | None = None,
+    warnings: list[dict[str, Any]] | None = None,
+    status: str = "success",
+    message: str | None = None,
+    visual_hints: dict[str, Any] | None = None,
+    cache_key: str | None = None,
+    error: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "operation": operation,
+        "version": VERSION,
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "request_id": rid,
+        "status": status,
+        "message": message,
+    }
+    if visual_hints is not None:
+        meta["visual_hints"] = visual_hints
+    env: dict[str, Any] = {
+        "_metadata": meta,
+        "results": results,
+        "pagination": pagination,
+        "execution_context": {
+            "tokens_estimated": 0,
+            "tokens_used": None,
+            "cache_hit": cache_hit,
+            "execution_time_ms": round(elapsed_ms, 3),
+            "request_id": rid,
+            "cache_key": cache_key,
+        },
+        "warnings": list(warnings or []),
+    }
+    if error is not None:
+        env["error"] = error
+    return env
+
+
+def account(env: dict[str, Any], *, compact: bool = True) -> int:
+    """Set ``tokens_estimated`` to the tokens of the envelope's JSON text; return it.
+
+    The text is counted once with the figure at 0; cl100k_base splits digit runs
+    from the punctuation around them, so writing the figure changes the count by
+    exactly its own tokens minus those of "0".
+    """
+    env["execution_context"]["tokens_estimated"] = 0
+    base = count_tokens(dumps(env, compact=compact)) - 1
+    tokens = base + count_tokens(str(base))
+    while base + count_tokens(str(tokens)) != tokens:  # at most a step or two
+        tokens = base + count_tokens(str(tokens))
+    env["execution_context"]["tokens_estimated"] = tokens
+    return tokens
+
+
+def warning(level: str, code: str, message: str, suggestion: str | None = None) -> dict[str, Any]:
+    return {"level": level, "code": code, "message": message, "suggestion": suggestion}
+
+
+def fit(
+    build: Callable[[int], dict[str, Any]],
+    count: int,
+    *,
+    budget: int,
+    threshold: float,
+    compact: bool = True,
+    what: str = "results",
+    suggestion: str = "Use a lighter response_mode, fewer fields or a smaller page_size.",
+    sizes: Sequence[int] | None = None,
+) -> tuple[dict[str, Any], int]:
+    """The envelope with the most of ``count`` leading items that fits ``budget``.
+
+    ``build(n)`` makes the envelope with the first ``n`` items; ``sizes`` (JSON
+    bytes per item) lets the search start from an estimate, so a big answer is
+    counted a few times rather than at every bisection step. Returns the
+    envelope (tokens accounted, warnings added) and ``n``.
+    """
+    env = build(count)
+    tokens = account(env, compact=compact)
+    kept = count
+    needed = tokens
+    # the figures in the warnings may differ from the placeholders counted
+    # while choosing n by a token or two
+    limit = budget - 4
+
+    def near_limit(tokens: int) -> dict[str, Any]:
+        return warning(
+            "warning",
+            "TOKEN_LIMIT_WARNING",
+            f"Response approaching the token limit ({tokens:,}/{budget:,} tokens).",
+            suggestion,
+        )
+
+    def partial(n: int) -> dict[str, Any]:
+        # both warnings are counted while choosing n, so adding them cannot
+        # push the chosen response over the budget
+        env = build(n)
+        env["warnings"].append(
+            warning(
+                "warning",
+                "PARTIAL_RESULTS",
+                f"{count - n} of {count} {what} omitted to stay within the "
+                f"{budget:,}-token response budget ({needed:,} tokens needed).",
+                suggestion,
+            )
+        )
+        env["_metadata"]["status"] = "partial"
+        env["warnings"].append(near_limit(budget))
+        return env
+
+    if tokens > threshold * budget and tokens <= budget:
+        # the warning itself must fit too
+        env["warnings"].append(near_limit(tokens))
+        if account(env, compact=compact) <= budget:
+            return env, kept
+        env["warnings"].pop()
+        tokens = budget + 1
+    if tokens > budget:
+        fits: dict[int, bool] = {}
+
+        def ok(n: int) -> bool:
+            if n not in fits:
+                fits[n] = account(partial(n), compact=compact) <= limit
+            return fits[n]
+
+        lo, hi = 0, count - 1  # the answer lies in [lo, hi]
+        total_bytes = 0 if sizes is None else sum(int(x) for x in sizes)
+        if sizes is not None and len(sizes) == count and total_bytes:
+            # start from the byte-proportional estimate and gallop from there
+            empty = account(partial(0), compact=compact)
+            per_byte = (tokens - empty) / total_bytes
+            running, guess = 0.0, 0
+            for i, size in enumerate(sizes):
+                running += size * per_byte
+                if empty + running > limit:
+                    break
+                guess = i + 1
+            guess = min(guess, hi)
+            step = 1
+            if ok(guess):  # gallop up from the estimate
+                lo = guess
+                while lo + step <= hi and ok(lo + step):
+                    lo += step
+                    step *= 2
+                hi = min(hi, lo + step - 1)
+            else:  # gallop down
+                hi = guess - 1
+                probe = hi
+                while probe > 0 and not ok(probe):
+                    hi = probe - 1
+                    step *= 2
+                    probe = max(0, hi - step + 1)
+                lo = max(0, probe)
+        while lo < hi:  # bisection over what is left
+            mid = (lo + hi + 1) // 2
+            if ok(mid):
+                lo = mid
+            else:
+                hi = mid - 1
+        kept = lo
+        env = partial(kept)
+        env["warnings"].pop()  # the limit warning is re-added below with the real count
+        if account(env, compact=compact) > limit:
+            from server.errors import ErrorCode
+
+            raise ToolFailure(
+                ErrorCode.INVALID_PARAMS,
+                f"Even an empty response exceeds the {budget}-token budget.",
+                {"warning": "TOKEN_LIMIT_EXCEEDED"},
+            )
+        tokens = account(env, compact=compact)
+        if tokens > threshold * budget:
+            env["warnings"].append(near_limit(tokens))
+            account(env, compact=compact)
+    return env, kept

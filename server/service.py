@@ -1,0 +1,600 @@
+"""What the tools do, independent of MCP: authenticate, rate-limit, cache, call
+``search`` / ``kg``, shape the answer into the envelope within the token budget.
+
+Every public method takes the caller's API key and returns ``(envelope,
+is_error)``; expected failures become error envelopes with the contract's
+codes, and a bug becomes SEARCH_FAILED with the request id (its traceback goes
+to the server log, never to the client).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any
+
+from kg.settings import GraphSettings
+from kg.store import KnowledgeGraph
+from search.chunks import get_chunk
+from search.hybrid import SearchResult, ranked_hits
+from search.settings import SearchSettings
+from server.auth import KeyStore
+from server.cache import TTLCache
+from server.cursor import CursorCodec, CursorError, digest
+from server.envelope import account, dumps, envelope, fit, request_id, warning
+from server.errors import ErrorCode, ToolFailure, failure_from
+from server.metrics import Metrics
+from server.ratelimit import TokenBucketLimiter
+from server.settings import ResponseMode, ServerSettings
+from server.shaping import (
+    check_fields,
+    chunk_item,
+    search_item,
+    select_fields,
+    vendor_result,
+    visual_hints,
+)
+from sql.database import Database
+
+log = logging.getLogger("server")
+
+Outcome = tuple[dict[str, Any], bool]
+
+
+@dataclass
+class _Answer:
+    env: dict[str, Any]
+    cache_hit: bool = False
+
+
+class Service:
+    """The server's state: pool, models, caches, limiter, keys, metrics."""
+
+    def __init__(
+        self,
+        settings: ServerSettings,
+        db: Database,
+        *,
+        embedder: Any,
+        keys: KeyStore,
+        search_settings: SearchSettings | None = None,
+        graph_settings: GraphSettings | None = None,
+        pool_size: int = 4,
+    ) -> None:
+        self.settings = settings
+        self.db = db
+        self.pool = db.pool(min_size=1, max_size=pool_size)
+        self.embedder = embedder
+        self.search_settings = search_settings or SearchSettings()
+        self.kg = KnowledgeGraph(self.pool, graph_settings)
+        self.keys = keys
+        self.cursors = CursorCodec(keys.cursor_secret)
+        self.search_cache = TTLCache(settings.search_cache_ttl, settings.cache_max_entries)
+        self.vendor_cache = TTLCache(settings.vendor_cache_ttl, settings.cache_max_entries)
+        self.limiter = TokenBucketLimiter(
+            {
+                "minute": settings.rate_limit_minute,
+                "hour": settings.rate_limit_hour,
+                "day": settings.rate_limit_day,
+            }
+        )
+        self.metrics = Metrics()
+
+    def close(self) -> None:
+        self.pool.close()
+
+    # -- the frame every tool runs in ------------------------------------------
+
+    def run(
+        self, operation: str, api_key: str | None, handler: Callable[[str, float], _Answer]
+    ) -> Outcome:
+        start = time.perf_counter()
+        rid = request_id()
+        cache_hit = False
+        error: str | None = None
+        try:
+            record = self.keys.identify(api_key)
+            decision = self.limiter.check(record.key_id)
+            if not decision.allowed:
+                raise ToolFailure(
+                    ErrorCode.RATE_LIMIT,
+                    "Rate limit exceeded",
+                    {
+                        "remaining": decision.remaining,
+                        "reset_in_seconds": decision.reset_in_seconds,
+                    },
+                )
+            answer = handler(rid, start)
+            cache_hit = answer.cache_hit
+            return answer.env, False
+        except Exception as exc:
+            failure = failure_from(exc)
+            if failure is None:
+                log.exception("%s failed unexpectedly (request %s)", operation, rid)
+                failure = ToolFailure(
+                    ErrorCode.SEARCH_FAILED,
+                    f"Unexpected server error ({type(exc).__name__}); the server log has "
+                    f"request {rid}.",
+                )
+            error = failure.code.value
+            return self._error(operation, rid, start, failure), True
+        finally:
+            self.metrics.record(
+                operation, (time.perf_counter() - start) * 1000, cache_hit=cache_hit, error=error
+            )
+
+    def _error(
+        self, operation: str, rid: str, start: float, failure: ToolFailure
+    ) -> dict[str, Any]:
+        warnings = []
+        if failure.details.get("warning") == "TOKEN_LIMIT_EXCEEDED":
+            warnings.append(
+                warning(
+                    "error",
+                    "TOKEN_LIMIT_EXCEEDED",
+                    failure.message,
+                    "Use 'ids_only' or 'metadata' mode, fewer fields or a smaller page_size.",
+                )
+            )
+        env = envelope(
+            operation,
+            rid,
+            [],
+            elapsed_ms=(time.perf_counter() - start) * 1000,
+            status="error",
+            message=failure.message,
+            warnings=warnings,
+            error={
+                "code": failure.code.value,
+                "message": failure.message,
+                "action": failure.action,
+                "details": failure.details,
+            },
+        )
+        account(env, compact=self.settings.enable_response_compression)
+        return env
+
+    def _reuse(self, env: dict[str, Any], rid: str, start: float) -> dict[str, Any]:
+        """A cached answer as this call's envelope: its own id, time and token count."""
+        fresh = dict(env)
+        fresh["_metadata"] = dict(env["_metadata"]) | {
+            "request_id": rid,
+            "timestamp": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        }
+        fresh["execution_context"] = dict(env["execution_context"]) | {
+            "request_id": rid,
+            "cache_hit": True,
+            "execution_time_ms": round((time.perf_counter() - start) * 1000, 3),
+        }
+        account(fresh, compact=self.settings.enable_response_compression)
+        return fresh
+
+    def _mode(self, mode: ResponseMode | None) -> ResponseMode:
+        return mode or self.settings.default_response_mode
+
+    def _desktop(self) -> tuple[bool, bool]:
+        desktop = self.settings.enable_desktop_enhancements
+        return desktop, desktop and self.settings.include_confidence_scores
+
+    def _fit(
+        self,
+        build: Callable[[int], dict[str, Any]],
+        count: int,
+        what: str,
+        items: Sequence[Any] | None = None,
+    ) -> tuple[dict[str, Any], int]:
+        return fit(
+            build,
+            count,
+            budget=self.settings.max_tokens_per_response,
+            threshold=self.settings.token_warning_threshold,
+            compact=self.settings.enable_response_compression,
+            what=what,
+            sizes=None if items is None else [len(dumps(i)) for i in items],
+        )
+
+    def _offset(self, cursor: str | None, bound: str, build_id: int) -> int:
+        if cursor is None:
+            return 0
+        try:
+            return self.cursors.decode(cursor, bound=bound, build_id=build_id)
+        except CursorError as exc:
+            raise ToolFailure(ErrorCode.INVALID_PARAMS, str(exc)) from None
+
+    # -- semantic_search ---------------------------------------------------------
+
+    def semantic_search(
+        self,
+        api_key: str | None,
+        *,
+        query: str,
+        top_k: int = 10,
+        response_mode: ResponseMode | None = None,
+        fields: Sequence[str] | None = None,
+        page_size: int | None = None,
+        cursor: str | None = None,
+    ) -> Outcome:
+        def handler(rid: str, start: float) -> _Answer:
+            mode = self._mode(response_mode)
+            wanted = check_fields(fields, mode)
+            size = page_size or top_k
+            build = self.kg.build_id()
+            bound = digest({"q": query, "mode": mode, "fields": wanted, "size": size})
+            offset = self._offset(cursor, bound, build)
+            answer_key = ("answer", bound, offset)
+            cached_env = self.search_cache.get(answer_key, build)
+            if cached_env is not None:
+                return _Answer(self._reuse(cached_env, rid, start), True)
+            key = ("search", query)
+            found: SearchResult | None = self.search_cache.get(key, build)
+            cache_hit = found is not None
+            if found is None:
+                found = ranked_hits(
+                    query, db=self.pool, embedder=self.embedder, settings=self.search_settings
+                )
+                self.search_cache.put(key, build, found)
+            hits = found.hits
+            page = hits[offset : offset + size]
+            desktop, confidence = self._desktop()
+            today = date.today()
+            items = [
+                search_item(
+                    h,
+                    mode=mode,
+                    rrf_k=self.search_settings.rrf_k,
+                    total=len(hits),
+                    depth=self.search_settings.candidates,
+                    next_score=hits[h.rank].score if h.rank < len(hits) else None,
+                    today=today,
+                    # ids_only stays lean: the enhancements cost more than the ids
+                    desktop=desktop and mode != "ids_only",
+                    confidence=confidence,
+                )
+                for h in page
+            ]
+            # 0.5 is rank 1 in one arm only: nothing above it means no chunk was
+            # found by both meaning and keywords
+            low = bool(items) and all(
+                i["hybrid_score"] <= self.settings.low_quality_threshold for i in items
+            )
+            shown = [select_fields(i, wanted) for i in items]
+
+            def build_env(n: int) -> dict[str, Any]:
+                next_offset = offset + n
+                has_more = next_offset < len(hits)
+                warnings = []
+                if low:
+                    warnings.append(
+                        warning(
+                            "info",
+                            "LOW_QUALITY_RESULTS",
+                            f"No result scores above {self.settings.low_quality_threshold} "
+                            "(no chunk ranks high in both the semantic and the keyword arm).",
+                            "Rephrase the query with the words the notes would use, or add "
+                            "the vendor's name.",
+                        )
+                    )
+                message = None
+                if not hits:
+                    message = found.empty_reason
+                elif not page:
+                    message = f"offset {offset} is past the last of {len(hits)} results"
+                return envelope(
+                    "semantic_search",
+                    rid,
+                    shown[:n],
+                    elapsed_ms=(time.perf_counter() - start) * 1000,
+                    cache_hit=cache_hit,
+                    pagination={
+                        "cursor": (
+                            self.cursors.encode(offset=next_offset, bound=bound, build_id=build)
+                            if has_more
+                            else None
+                        ),
+                        "page_size": size,
+                        "has_more": has_more,
+                        "total_available": len(hits),
+                        "returned_count": n,
+                    },
+                    warnings=warnings,
+                    message=message,
+                    visual_hints=(visual_hints(items[:n], mode, confidence) if desktop else None),
+                    cache_key=f"search:{mode}:{bound}",
+                )
+
+            env, _ = self._fit(build_env, len(shown), "results", shown)
+            self.search_cache.put(answer_key, build, env)
+            return _Answer(env, cache_hit)
+
+        return self.run("semantic_search", api_key, handler)
+
+    # -- find_vendor_info ----------------------------------------------------------
+
+    def find_vendor_info(
+        self,
+        api_key: str | None,
+        *,
+        vendor_name: str,
+        response_mode: ResponseMode | None = None,
+        include_relationships: bool = True,
+    ) -> Outcome:
+        def handler(rid: str, start: float) -> _Answer:
+            mode = self._mode(response_mode)
+            build = self.kg.build_id()
+            key = ("vendor", vendor_name.strip().casefold(), mode, include_relationships)
+            cached_env = self.vendor_cache.get(key, build)
+            if cached_env is not None:
+                return _Answer(self._reuse(cached_env, rid, start), True)
+            cache_hit = False
+            info = self.kg.vendor(vendor_name)
+            stats = self.kg.statistics(info)
+            graph = None
+            if mode in ("ids_only", "full"):
+                graph = self.kg.capped(info)
+            elif mode == "preview":
+                graph = self.kg.preview(info)
+            result = vendor_result(
+                mode=mode,
+                name=info.name,
+                aliases=info.aliases,
+                stats=stats,
+                graph=graph,
+                include_relationships=include_relationships,
+            )
+            entities = list(result.get("entities") or result.get("entity_ids") or [])
+            rel_key = "relationships" if "relationships" in result else "relationship_ids"
+            relationships = list(result.get(rel_key) or [])
+            entity_key = "entities" if "entities" in result else "entity_ids"
+
+            def build_env(n: int) -> dict[str, Any]:
+                # relationships are dropped first, then entities
+                shown = dict(result)
+                if entity_key in result:
+                    shown[entity_key] = entities[: min(len(entities), n)]
+                if rel_key in result:
+                    shown[rel_key] = relationships[: max(0, n - len(entities))]
+                return envelope(
+                    "find_vendor_info",
+                    rid,
+                    shown,
+                    elapsed_ms=(time.perf_counter() - start) * 1000,
+                    cache_hit=cache_hit,
+                    cache_key=f"vendor:{key[1]}:{mode}:{include_relationships}",
+                )
+
+            env, _ = self._fit(
+                build_env,
+                len(entities) + len(relationships),
+                "entities and relationships",
+                entities + relationships,
+            )
+            self.vendor_cache.put(key, build, env)
+            return _Answer(env, cache_hit)
+
+        return self.run("find_vendor_info", api_key, handler)
+
+    # -- get_chunk ---------------------------------------------------------------
+
+    def get_chunk(
+        self, api_key: str | None, *, chunk_id: int, response_mode: ResponseMode = "full"
+    ) -> Outcome:
+        def handler(rid: str, start: float) -> _Answer:
+            chunk = get_chunk(self.pool, chunk_id)
+            item = chunk_item(chunk, response_mode)
+
+            def build_env(n: int) -> dict[str, Any]:
+                shown = dict(item)
+                if n == 0 and "chunk_text" in shown:
+                    shown["chunk_text"] = None  # the one thing that can be too big
+                return envelope(
+                    "get_chunk", rid, [shown], elapsed_ms=(time.perf_counter() - start) * 1000
+                )
+
+            env, _ = self._fit(build_env, 1, "chunk text")
+            return _Answer(env)
+
+        return self.run("get_chunk", api_key, handler)
+
+    # -- list_vendors ----------------------------------------------------------------
+
+    def list_vendors(
+        self, api_key: str | None, *, page_size: int = 20, cursor: str | None = None
+    ) -> Outcome:
+        def handler(rid: str, start: float) -> _Answer:
+            build = self.kg.build_id()
+            bound = digest({"op": "list_vendors", "size": page_size})
+            offset = self._offset(cursor, bound, build)
+            page = self.kg.list_vendors(limit=page_size, offset=offset)
+            rows = [
+                {
+                    "vendor_name": v.name,
+                    "aliases": list(v.aliases),
+                    "document_count": v.document_count,
+                    "chunk_count": v.chunk_count,
+                    "entity_count": v.entity_count,
+                    "relationship_count": v.relationship_count,
+                    "last_updated": v.last_updated.isoformat() if v.last_updated else None,
+                }
+                for v in page.vendors
+            ]
+
+            def build_env(n: int) -> dict[str, Any]:
+                next_offset = offset + n
+                has_more = next_offset < page.total
+                return envelope(
+                    "list_vendors",
+                    rid,
+                    rows[:n],
+                    elapsed_ms=(time.perf_counter() - start) * 1000,
+                    pagination={
+                        "cursor": (
+                            self.cursors.encode(offset=next_offset, bound=bound, build_id=build)
+                            if has_more
+                            else None
+                        ),
+                        "page_size": page_size,
+                        "has_more": has_more,
+                        "total_available": page.total,
+                        "returned_count": n,
+                    },
+                    message=None if page.total else "the knowledge base has no vendors yet",
+                )
+
+            env, _ = self._fit(build_env, len(rows), "vendors")
+            return _Answer(env)
+
+        return self.run("list_vendors", api_key, handler)
+
+    # -- graph questions ---------------------------------------------------------------
+
+    def find_entity_path(
+        self,
+        api_key: str | None,
+        *,
+        vendor_name: str,
+        from_entity: str,
+        to_entity: str,
+        max_hops: int = 6,
+        relationship_types: Sequence[str] | None = None,
+    ) -> Outcome:
+        def handler(rid: str, start: float) -> _Answer:
+            info = self.kg.vendor(vendor_name)
+            found = self.kg.find_path(
+                info,
+                _entity_ref(from_entity),
+                _entity_ref(to_entity),
+                max_hops=max_hops,
+                relationship_types=relationship_types,
+            )
+            result = {
+                "vendor_name": info.name,
+                "path_exists": found.path_exists,
+                "hops": found.hops,
+                "reason": found.reason or None,
+                "path": [
+                    {
+                        "entity_id": s.entity.id,
+                        "name": s.entity.name,
+                        "entity_type": s.entity.type,
+                        "relationship_to_next": (
+                            s.relationship_to_next.type if s.relationship_to_next else None
+                        ),
+                        "direction": (
+                            None
+                            if s.relationship_to_next is None
+                            else ("forward" if s.forward else "backward")
+                        ),
+                        "evidence": (
+                            s.relationship_to_next.evidence or None
+                            if s.relationship_to_next
+                            else None
+                        ),
+                    }
+                    for s in found.steps
+                ]
+                if found.path_exists
+                else None,
+            }
+            env = envelope(
+                "find_entity_path", rid, result, elapsed_ms=(time.perf_counter() - start) * 1000
+            )
+            account(env, compact=self.settings.enable_response_compression)
+            return _Answer(env)
+
+        return self.run("find_entity_path", api_key, handler)
+
+    def get_entity_neighbors(
+        self,
+        api_key: str | None,
+        *,
+        vendor_name: str,
+        entity: str,
+        depth: int = 1,
+        relationship_types: Sequence[str] | None = None,
+        limit: int = 50,
+    ) -> Outcome:
+        def handler(rid: str, start: float) -> _Answer:
+            info = self.kg.vendor(vendor_name)
+            hood = self.kg.neighbors(
+                info,
+                _entity_ref(entity),
+                depth=depth,
+                relationship_types=relationship_types,
+                limit=limit,
+            )
+            neighbours = [
+                {"entity_id": e.id, "name": e.name, "entity_type": e.type, "distance": d}
+                for e, d in hood.entities
+            ]
+            rels = [
+                {
+                    "relationship_id": r.id,
+                    "source_id": r.source_id,
+                    "target_id": r.target_id,
+                    "relationship_type": r.type,
+                    "confidence": round(r.confidence, 3),
+                }
+                for r in hood.relationships
+            ]
+
+            def build_env(n: int) -> dict[str, Any]:
+                return envelope(
+                    "get_entity_neighbors",
+                    rid,
+                    {
+                        "vendor_name": info.name,
+                        "entity": {
+                            "entity_id": hood.center.id,
+                            "name": hood.center.name,
+                            "entity_type": hood.center.type,
+                        },
+                        "depth": hood.depth,
+                        "neighbors": neighbours[: min(n, len(neighbours))],
+                        "relationships": rels[: max(0, n - len(neighbours))],
+                        "truncated": hood.truncated,
+                    },
+                    elapsed_ms=(time.perf_counter() - start) * 1000,
+                )
+
+            env, _ = self._fit(build_env, len(neighbours) + len(rels), "neighbours")
+            return _Answer(env)
+
+        return self.run("get_entity_neighbors", api_key, handler)
+
+    # -- get_server_metrics ---------------------------------------------------------
+
+    def get_server_metrics(self, api_key: str | None) -> Outcome:
+        def handler(rid: str, start: float) -> _Answer:
+            snap = self.metrics.snapshot()
+            snap["caches"] = {
+                name: {
+                    "entries": len(cache),
+                    "hit_rate": round(cache.stats.hit_rate, 4),
+                    "hits": cache.stats.hits,
+                    "misses": cache.stats.misses,
+                    "evictions": cache.stats.evictions,
+                    "ttl_s": cache.ttl,
+                }
+                for name, cache in (("search", self.search_cache), ("vendor", self.vendor_cache))
+            }
+            try:
+                snap["graph_build_id"] = self.kg.build_id()
+                snap["database"] = "ok"
+            except Exception as exc:
+                snap["graph_build_id"] = None
+                snap["database"] = f"unavailable: {failure_from(exc) or type(exc).__name__}"
+            env = envelope(
+                "get_server_metrics", rid, snap, elapsed_ms=(time.perf_counter() - start) * 1000
+            )
+            account(env, compact=self.settings.enable_response_compression)
+            return _Answer(env)
+
+        return self.run("get_server_metrics", api_key, handler)
+
+
+def _entity_ref(text: str) -> int | str:
+    stripped = text.strip()
+    return int(stripped) if stripped.isdigit() and len(stripped) < 19 else text

@@ -1,0 +1,284 @@
+"""The server's pure parts: cursors, caches, rate limits, token budget, shaping, keys,
+settings."""
+
+from __future__ import annotations
+
+import base64
+import os
+import stat
+from datetime import date
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from search.hybrid import SearchHit
+from server.auth import KeyFileError, KeyStore
+from server.cache import TTLCache
+from server.cursor import CursorCodec, CursorError, digest
+from server.envelope import account, envelope, fit, warning
+from server.errors import ErrorCode, ToolFailure
+from server.ratelimit import TokenBucketLimiter
+from server.settings import ServerSettings
+from server.shaping import allowed_fields, check_fields, search_item, select_fields
+
+# -- cursors ---------------------------------------------------------------------
+
+
+def test_cursor_round_trip_and_binding() -> None:
+    codec = CursorCodec(os.urandom(32))
+    token = codec.encode(offset=20, bound=digest({"q": "a"}), build_id=7)
+    assert codec.decode(token, bound=digest({"q": "a"}), build_id=7) == 20
+    with pytest.raises(CursorError, match="another query"):
+        codec.decode(token, bound=digest({"q": "b"}), build_id=7)
+    with pytest.raises(CursorError, match="stale"):
+        codec.decode(token, bound=digest({"q": "a"}), build_id=8)
+    with pytest.raises(CursorError, match="altered or forged"):
+        CursorCodec(os.urandom(32)).decode(token, bound=digest({"q": "a"}), build_id=7)
+
+
+def test_every_single_byte_edit_of_a_cursor_is_refused() -> None:
+    codec = CursorCodec(b"s" * 32)
+    token = codec.encode(offset=10, bound="b", build_id=1)
+    raw = bytearray(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    for i in range(len(raw)):
+        edited = bytearray(raw)
+        edited[i] ^= 0x01
+        forged = base64.urlsafe_b64encode(bytes(edited)).decode().rstrip("=")
+        with pytest.raises(CursorError):
+            codec.decode(forged, bound="b", build_id=1)
+    # a forged payload with a self-made offset and no valid tag
+    payload = orjson.dumps({"o": 0, "q": "b", "b": 1})
+    fake = base64.urlsafe_b64encode(payload + bytes(16)).decode()
+    with pytest.raises(CursorError, match="forged"):
+        codec.decode(fake, bound="b", build_id=1)
+    for junk in ("", "x", "!!!not base64!!!", 123, None, "a" * 5000):
+        with pytest.raises(CursorError):
+            codec.decode(junk, bound="b", build_id=1)
+
+
+# -- caches and rate limits ------------------------------------------------------------
+
+
+def test_cache_ttl_lru_and_build() -> None:
+    now = [0.0]
+    cache = TTLCache(ttl=30, max_entries=2, clock=lambda: now[0])
+    cache.put("a", 1, "A")
+    cache.put("b", 1, "B")
+    assert cache.get("a", 1) == "A"  # a is now the most recent
+    cache.put("c", 1, "C")  # evicts b
+    assert cache.get("b", 1) is None and cache.stats.evictions == 1
+    assert cache.get("a", 2) is None  # another build
+    cache.put("d", 1, "D")
+    now[0] = 31.0
+    assert cache.get("d", 1) is None  # expired
+    assert cache.stats.hits == 1 and cache.stats.misses == 3
+    off = TTLCache(ttl=0, max_entries=10)
+    off.put("a", 1, "A")
+    assert off.get("a", 1) is None
+
+
+def test_rate_limit_tiers_and_error_body() -> None:
+    now = [0.0]
+    limiter = TokenBucketLimiter({"minute": 100, "hour": 120, "day": 10_000}, clock=lambda: now[0])
+    assert all(limiter.check("k").allowed for _ in range(100))
+    refused = limiter.check("k")
+    assert not refused.allowed and refused.remaining["minute"] == 0
+    assert refused.remaining["hour"] == 20 and refused.reset_in_seconds == 1
+    now[0] = 60.0  # the minute bucket refills; the hour bucket holds 20 + a little
+    allowed = sum(limiter.check("k").allowed for _ in range(100))
+    assert 20 <= allowed <= 22
+    assert limiter.check("other").allowed  # keys are independent
+
+
+# -- envelope and budget ------------------------------------------------------------------
+
+
+def _items(n: int) -> list[dict[str, object]]:
+    return [{"chunk_id": i, "chunk_text": "word " * 200} for i in range(n)]
+
+
+def test_budget_keeps_the_longest_prefix_that_fits() -> None:
+    items = _items(10)
+
+    def build(n: int) -> dict[str, object]:
+        return envelope("t", "req_1", items[:n], elapsed_ms=1.0)
+
+    env, kept = fit(build, 10, budget=1_000, threshold=0.8)
+    assert 0 < kept < 10
+    assert env["results"] == items[:kept]
+    assert account(env) <= 1_000
+    codes = [w["code"] for w in env["warnings"]]
+    assert "PARTIAL_RESULTS" in codes and env["_metadata"]["status"] == "partial"
+    bigger, more = fit(build, 10, budget=100_000, threshold=0.8)
+    assert more == 10 and bigger["warnings"] == []
+    near, _ = fit(build, 10, budget=int(account(build(10)) / 0.9), threshold=0.8)
+    assert [w["code"] for w in near["warnings"]] == ["TOKEN_LIMIT_WARNING"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lengths=st.lists(st.integers(min_value=1, max_value=400), min_size=1, max_size=40),
+    budget=st.integers(min_value=400, max_value=6_000),
+    with_sizes=st.booleans(),
+)
+def test_budget_fit_finds_the_largest_prefix(
+    lengths: list[int], budget: int, with_sizes: bool
+) -> None:
+    items = [{"chunk_id": i, "chunk_text": "token " * n} for i, n in enumerate(lengths)]
+
+    def build(n: int) -> dict[str, object]:
+        return envelope("t", "req_1", items[:n], elapsed_ms=1.0)
+
+    sizes = [len(orjson.dumps(i)) for i in items] if with_sizes else None
+    try:
+        env, kept = fit(build, len(items), budget=budget, threshold=0.8, sizes=sizes)
+    except ToolFailure:
+        assert account(build(0)) > budget - 150  # even the empty envelope barely fits
+        return
+    assert account(env) <= budget
+    if kept < len(items):  # one more, with both warnings, would not have fitted
+        more = build(kept + 1)
+        more["warnings"] = [w for w in env["warnings"] if w["code"] == "PARTIAL_RESULTS"] + [
+            warning(
+                "warning",
+                "TOKEN_LIMIT_WARNING",
+                f"Response approaching the token limit ({budget:,}/{budget:,} tokens).",
+                "Use a lighter response_mode, fewer fields or a smaller page_size.",
+            )
+        ]
+        assert account(more) > budget - 8
+
+
+def test_tokens_estimated_is_the_count_of_the_text_sent() -> None:
+    from server.envelope import dumps
+    from server.tokens import count_tokens
+
+    for n in (0, 1, 3, 30):
+        env = envelope("t", "req_1", _items(n), elapsed_ms=1.0)
+        tokens = account(env)
+        assert tokens == count_tokens(dumps(env)) == env["execution_context"]["tokens_estimated"]
+
+
+# -- shaping -----------------------------------------------------------------------------
+
+
+def _hit(rank: int, vr: int | None, fr: int | None, score: float) -> SearchHit:
+    return SearchHit(
+        chunk_id=rank,
+        rank=rank,
+        score=score,
+        rrf_score=score,
+        vector_rank=vr,
+        vector_similarity=0.8 if vr else None,
+        fulltext_rank=fr,
+        fulltext_score=0.3 if fr else None,
+        boosts={},
+        source_path="vendors/Acme/a.md",
+        vendor="Acme",
+        category="product",
+        title="Acme",
+        context_header="Acme > Rockets",
+        content="Acme > Rockets\n\n" + "rocket sled " * 40,
+        chunk_index=0,
+        total_chunks=1,
+        token_count=90,
+        doc_date=date(2025, 1, 1),
+    )
+
+
+def test_modes_add_fields_and_enhancements_follow_the_signals() -> None:
+    both = _hit(1, 1, 1, 2 / 61)
+    one = _hit(2, 40, None, 1 / 100)
+    common = {"rrf_k": 60, "total": 2, "depth": 100, "today": date(2026, 1, 1)}
+    ids = search_item(
+        both, mode="ids_only", next_score=None, desktop=False, confidence=False, **common
+    )
+    assert set(ids) == {"chunk_id", "hybrid_score", "rank"} and ids["hybrid_score"] == 1.0
+    full = search_item(
+        both, mode="full", next_score=one.score, desktop=True, confidence=True, **common
+    )
+    assert set(allowed_fields("full")) <= set(full)
+    assert len(full["chunk_snippet"]) <= 200 and full["chunk_text"].startswith("Acme")
+    weak = search_item(
+        one, mode="metadata", next_score=None, desktop=True, confidence=True, **common
+    )
+    assert full["confidence"]["score_reliability"] > weak["confidence"]["score_reliability"]
+    assert "both" not in weak["ranking"]["explanation"].lower()
+    assert weak["ranking"]["explanation"].startswith("Semantic match only")
+    assert full["confidence"]["recency"] == pytest.approx(0.5, abs=0.01)
+    assert full["ranking"]["percentile"] == 100 and weak["ranking"]["percentile"] == 50
+
+
+def test_field_filter_names_the_allowed_fields() -> None:
+    assert check_fields(["chunk_id", "rank"], "ids_only") == ("chunk_id", "rank")
+    with pytest.raises(ToolFailure, match="Allowed: chunk_id, hybrid_score, rank") as info:
+        check_fields(["chunk_text"], "ids_only")
+    assert info.value.code is ErrorCode.INVALID_PARAMS
+    with pytest.raises(ToolFailure, match="empty"):
+        check_fields([], "full")
+    assert select_fields({"chunk_id": 1, "rank": 2}, ("rank",)) == {"rank": 2}
+
+
+# -- keys and settings --------------------------------------------------------------------
+
+
+def test_keys_are_stored_hashed_and_checked(tmp_path: Path) -> None:
+    store = KeyStore.load(tmp_path / "keys.json")
+    key = store.create("laptop")
+    text = (tmp_path / "keys.json").read_text()
+    assert key not in text and key.startswith("kb_")
+    assert stat.S_IMODE((tmp_path / "keys.json").stat().st_mode) == 0o600
+    again = KeyStore.load(tmp_path / "keys.json")
+    assert again.identify(key).name == "laptop" and again.cursor_secret == store.cursor_secret
+    with pytest.raises(ToolFailure) as missing:
+        again.identify(None)
+    assert missing.value.code is ErrorCode.AUTH_REQUIRED
+    with pytest.raises(ToolFailure) as wrong:
+        again.identify(key + "x")
+    assert wrong.value.code is ErrorCode.AUTH_INVALID and key not in str(wrong.value)
+    again.revoke("laptop")
+    with pytest.raises(ToolFailure):
+        KeyStore.load(tmp_path / "keys.json").identify(key)
+    with pytest.raises(KeyFileError):
+        again.create("bad name!")
+    (tmp_path / "junk.json").write_text("not json")
+    with pytest.raises(KeyFileError, match="not a key file"):
+        KeyStore.load(tmp_path / "junk.json")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("DEFAULT_RESPONSE_MODE", "everything"),
+        ("MAX_TOKENS_PER_RESPONSE", "ten"),
+        ("MAX_TOKENS_PER_RESPONSE", "10"),
+        ("TOKEN_WARNING_THRESHOLD", "1.5"),
+        ("LOW_QUALITY_THRESHOLD", "-1"),
+        ("BMCIS_RATE_LIMIT_MINUTE", "0"),
+        ("RESPONSE_STREAMING", "true"),
+        ("ENABLE_DESKTOP_ENHANCEMENTS", "maybe"),
+        ("LOG_LEVEL", "LOUD"),
+    ],
+)
+def test_invalid_settings_name_the_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValidationError) as info:
+        ServerSettings()
+    assert variable in str(info.value)
+
+
+def test_default_settings_are_the_contracts() -> None:
+    s = ServerSettings(_env_file=None)  # type: ignore[call-arg]
+    assert (s.default_response_mode, s.max_tokens_per_response, s.token_warning_threshold) == (
+        "metadata",
+        15_000,
+        0.8,
+    )
+    assert (s.rate_limit_minute, s.rate_limit_hour, s.rate_limit_day) == (100, 1_000, 10_000)
+    assert (s.search_cache_ttl, s.vendor_cache_ttl, s.cache_max_entries) == (30, 300, 1_000)

@@ -1,0 +1,234 @@
+"""``python -m server`` as a real process: the SDK's client over stdio and streamable HTTP,
+the MCP Inspector CLI (npm) over stdio, start-up failures as one error line."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from server.auth import KeyStore
+from sql.database import Database
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+INSPECTOR = REPO / ".ci" / "inspector" / "node_modules" / ".bin" / "mcp-inspector"
+
+
+@pytest.fixture()
+def keyed(tmp_path: Path, sample_kb: Database) -> tuple[dict[str, str], str]:
+    """Environment of a server process on the sample knowledge base, and its key."""
+    keys = tmp_path / "keys.json"
+    key = KeyStore.load(keys).create("transport-tests")
+    env = {
+        **os.environ,
+        "DATABASE_URL": sample_kb.conninfo,
+        "KB_API_KEYS_FILE": str(keys),
+        "BMCIS_API_KEY": key,
+        "LOG_LEVEL": "WARNING",
+    }
+    return env, key
+
+
+def test_stdio_session_with_the_sdk_client(keyed: tuple[dict[str, str], str]) -> None:
+    env, _ = keyed
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "server"], env=env, cwd=str(REPO)
+    )
+
+    async def main() -> Any:
+        async with Client(params) as client:
+            tools = await client.list_tools()
+            found = await client.call_tool(
+                "semantic_search", {"query": "iOS 17 end of support", "top_k": 3}
+            )
+            vendor = await client.call_tool("find_vendor_info", {"vendor_name": "Apple Inc"})
+            return tools, found, vendor
+
+    tools, found, vendor = anyio.run(main)
+    assert len(tools.tools) == 7
+    assert not found.is_error and found.structured_content["results"][0]["rank"] == 1
+    assert vendor.structured_content["results"]["vendor_name"] == "Apple"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture()
+def http_server(keyed: tuple[dict[str, str], str]) -> Iterator[tuple[str, str]]:
+    env, key = keyed
+    env = {k: v for k, v in env.items() if k != "BMCIS_API_KEY"}  # HTTP clients send theirs
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", str(port)],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise AssertionError(proc.stderr.read().decode() if proc.stderr else "exited")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.3)
+        yield f"http://127.0.0.1:{port}/mcp", key
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        if proc.stderr:
+            proc.stderr.close()
+
+
+def _http_call(url: str, headers: dict[str, str], tool: str, args: dict[str, Any]) -> Any:
+    async def main() -> Any:
+        async with (
+            create_mcp_http_client(headers=headers) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            return await client.call_tool(tool, args)
+
+    return anyio.run(main)
+
+
+def test_streamable_http_with_bearer_and_x_api_key(http_server: tuple[str, str]) -> None:
+    url, key = http_server
+    bearer = _http_call(url, {"Authorization": f"Bearer {key}"}, "list_vendors", {})
+    assert not bearer.is_error and bearer.structured_content["pagination"]["total_available"] > 5
+    header = _http_call(
+        url,
+        {"X-API-Key": key},
+        "find_vendor_info",
+        {"vendor_name": "microsoft", "response_mode": "preview"},
+    )
+    assert len(header.structured_content["results"]["entities"]) == 5
+    missing = _http_call(url, {}, "list_vendors", {})
+    assert missing.is_error and missing.structured_content["error"]["code"] == "AUTH_REQUIRED"
+    wrong = _http_call(url, {"Authorization": "Bearer kb_not_a_key"}, "list_vendors", {})
+    assert wrong.structured_content["error"]["code"] == "AUTH_INVALID"
+    assert "kb_not_a_key" not in json.dumps(wrong.structured_content)
+
+
+def _inspector(env: dict[str, str], *args: str) -> Any:
+    assert INSPECTOR.exists(), (
+        f"{INSPECTOR} is missing: `make inspector` installs the MCP Inspector CLI from npm"
+    )
+    proc = subprocess.run(
+        [
+            str(INSPECTOR),
+            "--cli",
+            "-e",
+            f"BMCIS_API_KEY={env['BMCIS_API_KEY']}",
+            "-e",
+            f"KB_API_KEYS_FILE={env['KB_API_KEYS_FILE']}",
+            "-e",
+            f"DATABASE_URL={env['DATABASE_URL']}",
+            sys.executable,
+            "-m",
+            "server",
+            *args,
+        ],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
+def test_mcp_inspector_cli_lists_and_calls_tools(keyed: tuple[dict[str, str], str]) -> None:
+    env, _ = keyed
+    listed = _inspector(env, "--method", "tools/list")
+    assert {t["name"] for t in listed["tools"]} >= {"semantic_search", "find_vendor_info"}
+    called = _inspector(
+        env,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "find_vendor_info",
+        "--tool-arg",
+        "vendor_name=microsoft corp",
+    )
+    envelope = called["structuredContent"]
+    assert envelope["results"]["vendor_name"] == "Microsoft"
+    assert envelope["_metadata"]["status"] == "success"
+
+
+@pytest.mark.parametrize(
+    ("env_change", "message", "code"),
+    [
+        ({"MAX_TOKENS_PER_RESPONSE": "lots"}, "MAX_TOKENS_PER_RESPONSE", 2),
+        ({"DEFAULT_RESPONSE_MODE": "everything"}, "DEFAULT_RESPONSE_MODE", 2),
+        ({"KB_API_KEYS_FILE": "/nonexistent/keys.json"}, "no API keys configured", 2),
+        (
+            {"DATABASE_URL": "postgresql://x@127.0.0.1:1/none", "KB_DB_CONNECT_TIMEOUT": "1"},
+            "cannot connect",
+            1,
+        ),
+    ],
+)
+def test_start_up_failures_are_one_error_line(
+    keyed: tuple[dict[str, str], str], env_change: dict[str, str], message: str, code: int
+) -> None:
+    env, _ = keyed
+    proc = subprocess.run(
+        [sys.executable, "-m", "server"],
+        env={**env, **env_change},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert proc.returncode == code, proc.stderr
+    assert proc.stderr.startswith("error:") and message in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_keys_cli(tmp_path: Path) -> None:
+    env = {**os.environ, "KB_API_KEYS_FILE": str(tmp_path / "k.json")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "server", "keys", *args],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+
+    created = run("create", "desk")
+    key = created.stdout.strip()
+    assert created.returncode == 0 and key.startswith("kb_")
+    listed = run("list")
+    assert "desk" in listed.stdout and key not in listed.stdout and "active" in listed.stdout
+    assert run("create", "desk").returncode == 1  # an active key of that name exists
+    assert run("revoke", "desk").returncode == 0
+    assert "revoked" in run("list").stdout
+    assert run("revoke", "nobody").stderr.startswith("error:")
