@@ -1,0 +1,491 @@
+"""MCP server benchmark: ``python -m bench.server [--repeats N]``.
+
+Two parts, one run:
+
+1. **Token budget by mode** on the sample knowledge base (``make demo``; the
+   embedded default or ``DATABASE_URL``): the real token count (cl100k_base) of
+   semantic_search answers with 10 results per mode over a set of queries, and of
+   find_vendor_info per mode over every vendor.
+2. **Latency per tool and mode**, over stdio and streamable HTTP, against the
+   vendor corpus database (``kb_eval_vendor_corpus``, brought up to date as
+   ``python -m kg eval-disambiguation`` does): p50 / p95 of uncached calls (a
+   server with every cache off) and cached calls (a server with the default
+   caches, the same call repeated), next to the bare library call in this
+   process (``hybrid_search``, ``KnowledgeGraph.statistics`` / ``capped``).
+
+Targets: server overhead <= 2 ms p50 over the bare call; cached p50 <= 2 ms end
+to end; semantic_search metadata uncached p50 <= 50 ms; find_vendor_info full
+p50 <= 100 ms on the largest real vendor. Results: ``bench/results/server.json``
+and ``server.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from rich.console import Console
+from rich.table import Table
+
+from kg.eval import DEFAULT_CORPUS, EVAL_DATABASE, build_vendor_corpus
+from kg.store import KnowledgeGraph
+from search.embedder import Embedder
+from search.hybrid import hybrid_search
+from search.metrics import percentile
+from server.auth import KeyStore
+from server.service import Service
+from server.settings import ServerSettings
+from sql.database import Database, named_database, open_database, server_conninfo
+from sql.queries import queries
+from sql.settings import DatabaseSettings
+
+RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parent.parent
+MODES = ("ids_only", "metadata", "preview", "full")
+QUERIES = [
+    "end of support for iOS 17",
+    "Windows 10 extended security updates",
+    "who founded the company",
+    "Python release schedule",
+    "Terraform licence change",
+    "Jira cloud pricing",
+    "Firefox extended support release",
+    "Claude model family",
+    "Kotlin multiplatform",
+    "Linux kernel long term support",
+    "TypeScript compiler",
+    "Visual Studio Code extensions",
+    "macOS security updates",
+    "open source foundation governance",
+    "HashiCorp Vault secrets",
+    "JetBrains IDE licensing",
+    "Rust memory safety",
+    "Android version history",
+    "Ubuntu LTS support window",
+    "database replication",
+]
+TARGETS = {
+    "overhead_ms": 2.0,
+    "cached_ms": 2.0,
+    "search_metadata_uncached_ms": 50.0,
+    "vendor_full_largest_ms": 100.0,
+}
+
+
+def stats(values: list[float]) -> dict[str, float]:
+    return {"p50": round(percentile(values, 50), 3), "p95": round(percentile(values, 95), 3)}
+
+
+# -- part 1: token budgets ------------------------------------------------------------
+
+
+def token_budgets(db: Database, embedder: Embedder, keys: KeyStore, key: str) -> dict[str, Any]:
+    settings = ServerSettings(api_key=key, max_tokens_per_response=1_000_000)
+    service = Service(settings, db, embedder=embedder, keys=keys)
+    try:
+        search: dict[str, list[int]] = {m: [] for m in MODES}
+        for q in QUERIES:
+            for mode in MODES:
+                env, err = service.semantic_search(key, query=q, top_k=10, response_mode=mode)
+                if not err and len(env["results"]) == 10:
+                    search[mode].append(env["execution_context"]["tokens_estimated"])
+        page = service.kg.list_vendors(limit=1000)
+        vendor: dict[str, list[int]] = {m: [] for m in MODES}
+        for v in page.vendors:
+            for mode in MODES:
+                env, err = service.find_vendor_info(key, vendor_name=v.name, response_mode=mode)
+                if not err:
+                    vendor[mode].append(env["execution_context"]["tokens_estimated"])
+    finally:
+        service.close()
+
+    def summary(values: list[int]) -> dict[str, Any]:
+        return {
+            "n": len(values),
+            "median": int(median(values)) if values else None,
+            "max": max(values) if values else None,
+        }
+
+    return {
+        "semantic_search_10_results": {m: summary(v) for m, v in search.items()},
+        "find_vendor_info": {m: summary(v) for m, v in vendor.items()},
+        "tokenizer": "cl100k_base (bpe-openai)",
+    }
+
+
+# -- part 2: latency ----------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ServerProcess:
+    """``python -m server`` over HTTP in a subprocess."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.port = _free_port()
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "server",
+                "--transport",
+                "streamable-http",
+                "--port",
+                str(self.port),
+            ],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return
+            except OSError:
+                time.sleep(0.3)
+        raise SystemExit("the HTTP server did not start")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+Scenario = Callable[[Client], Awaitable[dict[str, list[float]]]]
+
+
+async def _measure_calls(
+    client: Client, calls: list[tuple[str, str, dict[str, Any]]], repeats: int
+) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for label, tool, args in calls:
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            result = await client.call_tool(tool, args)
+            times.append((time.perf_counter() - start) * 1000)
+            if result.is_error:
+                raise SystemExit(f"{label}: {result.content[0].text[:300]}")  # type: ignore[union-attr]
+        out[label] = times
+    return out
+
+
+def latency(
+    env: dict[str, str], key: str, largest: str, vendors: list[str], repeats: int
+) -> dict[str, Any]:
+    uncached_env = {
+        **env,
+        "SEARCH_CACHE_TTL": "0",
+        "VENDOR_CACHE_TTL": "0",
+        "KB_GRAPH_CACHE_VENDORS": "0",
+    }
+
+    def uncached_calls() -> list[tuple[str, str, dict[str, Any]]]:
+        calls = []
+        for mode in MODES:
+            # a new query each time: nothing to reuse anywhere
+            calls.append(
+                (
+                    f"semantic_search {mode}",
+                    "semantic_search",
+                    {"query": QUERIES[len(calls) % len(QUERIES)], "response_mode": mode},
+                )
+            )
+        for mode in MODES:
+            calls.append(
+                (
+                    f"find_vendor_info {mode}",
+                    "find_vendor_info",
+                    {"vendor_name": largest, "response_mode": mode},
+                )
+            )
+        return calls
+
+    cached_calls = [(label, tool, args) for label, tool, args in uncached_calls()]
+    results: dict[str, Any] = {}
+    for transport in ("stdio", "http"):
+        for cache_state, server_env in (("uncached", uncached_env), ("cached", env)):
+            times = _one_server(
+                transport,
+                cache_state,
+                server_env,
+                key,
+                vendors,
+                repeats,
+                uncached_calls(),
+                cached_calls,
+            )
+            for label, values in times.items():
+                results.setdefault(label, {})[f"{transport} {cache_state}"] = stats(values)
+    return results
+
+
+def _one_server(
+    transport: str,
+    cache_state: str,
+    server_env: dict[str, str],
+    key: str,
+    vendors: list[str],
+    repeats: int,
+    uncached: list[tuple[str, str, dict[str, Any]]],
+    cached: list[tuple[str, str, dict[str, Any]]],
+) -> dict[str, list[float]]:
+    async def run_with(client: Client) -> dict[str, list[float]]:
+        # warm-up: model load, first connections
+        await client.call_tool("semantic_search", {"query": "warm up"})
+        await client.call_tool("find_vendor_info", {"vendor_name": vendors[-1]})
+        if cache_state == "uncached":
+            out: dict[str, list[float]] = {}
+            for label, tool, args in uncached:
+                times = []
+                for i in range(repeats):
+                    call_args = dict(args)
+                    if tool == "semantic_search":
+                        # a new query each time: nothing to reuse anywhere
+                        call_args["query"] = f"{QUERIES[i % len(QUERIES)]} {i}"
+                    start = time.perf_counter()
+                    res = await client.call_tool(tool, call_args)
+                    times.append((time.perf_counter() - start) * 1000)
+                    if res.is_error:
+                        raise SystemExit(f"{label}: {res.content}")
+                out[label] = times
+            return out
+        for _, tool, args in cached:
+            await client.call_tool(tool, args)  # fill the caches
+        return await _measure_calls(client, cached, repeats)
+
+    if transport == "stdio":
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "server"], env=server_env, cwd=str(REPO)
+        )
+
+        async def stdio_main() -> dict[str, list[float]]:
+            async with Client(params) as client:
+                return await run_with(client)
+
+        return anyio.run(stdio_main)
+    http_env = {k: v for k, v in server_env.items() if k != "BMCIS_API_KEY"}
+    server = ServerProcess(http_env)
+    try:
+
+        async def http_main() -> dict[str, list[float]]:
+            async with (
+                create_mcp_http_client(headers={"X-API-Key": key}) as http,
+                Client(streamable_http_client(server.url, http_client=http)) as c,
+            ):
+                return await run_with(c)
+
+        return anyio.run(http_main)
+    finally:
+        server.stop()
+
+
+def bare_calls(db: Database, embedder: Embedder, largest: str, repeats: int) -> dict[str, Any]:
+    pool = db.pool(min_size=1, max_size=2)
+    try:
+        hybrid_search("warm up", db=pool, embedder=embedder)
+        search = []
+        for i in range(repeats):
+            start = time.perf_counter()
+            hybrid_search(f"{QUERIES[i % len(QUERIES)]} {i}", db=pool, embedder=embedder, top_k=10)
+            search.append((time.perf_counter() - start) * 1000)
+        stats_cold, capped_cold = [], []
+        for _ in range(repeats):
+            kg = KnowledgeGraph(pool)
+            start = time.perf_counter()
+            kg.statistics(largest)
+            stats_cold.append((time.perf_counter() - start) * 1000)
+            kg = KnowledgeGraph(pool)
+            start = time.perf_counter()
+            kg.statistics(largest)
+            kg.capped(largest)
+            capped_cold.append((time.perf_counter() - start) * 1000)
+    finally:
+        pool.close()
+    return {
+        "hybrid_search top_k=10": stats(search),
+        "kg statistics (cold)": stats(stats_cold),
+        "kg statistics + capped (cold)": stats(capped_cold),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.server",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--repeats", type=int, default=21, help="calls per measurement [21]")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--out", type=Path, default=RESULTS / "server.json")
+    args = parser.parse_args(argv)
+    if args.repeats < 3:
+        parser.error("--repeats must be at least 3")
+    console = Console()
+    work = Path(tempfile.mkdtemp(prefix="kb-bench-server-"))
+    keys = KeyStore.load(work / "keys.json")
+    key = keys.create("bench")
+    embedder = Embedder.from_settings()
+
+    console.print("token budgets on the sample knowledge base ...")
+    sample = open_database(DatabaseSettings())
+    budgets = token_budgets(sample, embedder, keys, key)
+
+    console.print(f"bringing {EVAL_DATABASE} up to date with {args.corpus} ...")
+    corpus_db = named_database(server_conninfo(DatabaseSettings()), EVAL_DATABASE)
+    build_vendor_corpus(corpus_db.conninfo, args.corpus, quiet=True)
+    with corpus_db.connect() as conn:
+        rows = conn.execute(queries()["kg_largest_vendors"], {"limit": 3}).fetchall()
+    vendors = [r["name"] for r in rows]
+    largest = vendors[0]
+    console.print(f"latency on {EVAL_DATABASE}; largest vendor {largest!r} ...")
+    bare = bare_calls(corpus_db, embedder, largest, args.repeats)
+    env = {
+        **os.environ,
+        "DATABASE_URL": corpus_db.conninfo,
+        "KB_API_KEYS_FILE": str(work / "keys.json"),
+        "BMCIS_API_KEY": key,
+        "BMCIS_RATE_LIMIT_MINUTE": "100000",
+        "BMCIS_RATE_LIMIT_HOUR": "1000000",
+        "BMCIS_RATE_LIMIT_DAY": "10000000",
+    }
+    measured = latency(env, key, largest, vendors, args.repeats)
+
+    table = Table(title="MCP tool latency, ms p50 / p95")
+    cols = ["stdio uncached", "stdio cached", "http uncached", "http cached"]
+    table.add_column("tool / mode")
+    for c in cols:
+        table.add_column(c, justify="right")
+    for label, per in measured.items():
+        table.add_row(label, *[f"{per[c]['p50']:.1f} / {per[c]['p95']:.1f}" for c in cols])
+    console.print(table)
+    bare_table = Table(title="bare library calls in this process, ms p50 / p95")
+    bare_table.add_column("call")
+    bare_table.add_column("p50 / p95", justify="right")
+    for label, s in bare.items():
+        bare_table.add_row(label, f"{s['p50']:.1f} / {s['p95']:.1f}")
+    console.print(bare_table)
+
+    search_uncached = measured["semantic_search metadata"]["stdio uncached"]["p50"]
+    vendor_full = measured["find_vendor_info full"]["stdio uncached"]["p50"]
+    overhead_search = search_uncached - bare["hybrid_search top_k=10"]["p50"]
+    overhead_vendor = vendor_full - bare["kg statistics + capped (cold)"]["p50"]
+    cached_worst = max(
+        per[c]["p50"]
+        for per in measured.values()
+        for c in cols
+        if "cached" in c and "uncached" not in c
+    )
+    checks = [
+        (
+            "server overhead, semantic_search metadata (stdio)",
+            overhead_search,
+            TARGETS["overhead_ms"],
+        ),
+        ("server overhead, find_vendor_info full (stdio)", overhead_vendor, TARGETS["overhead_ms"]),
+        ("worst cached p50, any tool/mode/transport", cached_worst, TARGETS["cached_ms"]),
+        (
+            "semantic_search metadata uncached p50 (stdio)",
+            search_uncached,
+            TARGETS["search_metadata_uncached_ms"],
+        ),
+        (
+            f"find_vendor_info full uncached p50, {largest} (stdio)",
+            vendor_full,
+            TARGETS["vendor_full_largest_ms"],
+        ),
+    ]
+    for label, got, limit in checks:
+        console.print(
+            f"{label}: {got:.2f} ms vs {limit:.0f} ms (ratio {got / limit:.2f}) "
+            + ("[green]met[/]" if got <= limit else "[red]missed[/]")
+        )
+    budget_table = Table(title="tokens per response (cl100k_base), median / max")
+    budget_table.add_column("mode")
+    budget_table.add_column("semantic_search, 10 results", justify="right")
+    budget_table.add_column("find_vendor_info", justify="right")
+    for mode in MODES:
+        s = budgets["semantic_search_10_results"][mode]
+        v = budgets["find_vendor_info"][mode]
+        budget_table.add_row(
+            mode,
+            f"{s['median']} / {s['max']} (n={s['n']})",
+            f"{v['median']} / {v['max']} (n={v['n']})",
+        )
+    console.print(budget_table)
+    result = {
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+        "repeats": args.repeats,
+        "largest_vendor": largest,
+        "token_budgets": budgets,
+        "latency": measured,
+        "bare": bare,
+        "checks": [
+            {
+                "measure": m,
+                "ms": round(g, 3),
+                "limit_ms": lim,
+                "ratio": round(g / lim, 3),
+                "met": g <= lim,
+            }
+            for m, g, lim in checks
+        ],
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    md = [
+        f"# MCP server benchmark ({time.strftime('%Y-%m-%d')})",
+        "",
+        "| tool / mode | " + " | ".join(cols) + " |",
+        "|---|" + "---:|" * len(cols),
+    ]
+    for label, per in measured.items():
+        md.append(
+            f"| {label} | "
+            + " | ".join(f"{per[c]['p50']:.1f} / {per[c]['p95']:.1f}" for c in cols)
+            + " |"
+        )
+    md += ["", "| bare call | p50 / p95 |", "|---|---:|"]
+    md += [f"| {k} | {v['p50']:.1f} / {v['p95']:.1f} |" for k, v in bare.items()]
+    md += ["", "| check | ms | limit | ratio | met |", "|---|---:|---:|---:|---|"]
+    md += [
+        f"| {c['measure']} | {c['ms']:.2f} | {c['limit_ms']:.0f} | {c['ratio']:.2f} | "
+        f"{'yes' if c['met'] else 'no'} |"
+        for c in result["checks"]
+    ]
+    md += ["", "| mode | semantic_search, 10 results | find_vendor_info |", "|---|---:|---:|"]
+    for mode in MODES:
+        s = budgets["semantic_search_10_results"][mode]
+        v = budgets["find_vendor_info"][mode]
+        md.append(f"| {mode} | {s['median']} / {s['max']} | {v['median']} / {v['max']} |")
+    args.out.with_suffix(".md").write_text("\n".join(md) + "\n")
+    console.print(f"results: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
