@@ -196,6 +196,23 @@ class Service:
             sizes=None if items is None else [len(dumps(i)) for i in items],
         )
 
+    def _pagination(
+        self, offset: int, n: int, total: int, size: int, bound: str, build_id: int
+    ) -> dict[str, Any]:
+        """The pagination block of a page of ``n`` results starting at ``offset``."""
+        has_more = offset + n < total
+        return {
+            "cursor": (
+                self.cursors.encode(offset=offset + n, bound=bound, build_id=build_id)
+                if has_more
+                else None
+            ),
+            "page_size": size,
+            "has_more": has_more,
+            "total_available": total,
+            "returned_count": n,
+        }
+
     def _offset(self, cursor: str | None, bound: str, build_id: int) -> int:
         if cursor is None:
             return 0
@@ -263,8 +280,6 @@ class Service:
             shown = [select_fields(i, wanted) for i in items]
 
             def build_env(n: int) -> dict[str, Any]:
-                next_offset = offset + n
-                has_more = next_offset < len(hits)
                 warnings = []
                 if low:
                     warnings.append(
@@ -288,20 +303,14 @@ class Service:
                     shown[:n],
                     elapsed_ms=(time.perf_counter() - start) * 1000,
                     cache_hit=cache_hit,
-                    pagination={
-                        "cursor": (
-                            self.cursors.encode(offset=next_offset, bound=bound, build_id=build)
-                            if has_more
-                            else None
-                        ),
-                        "page_size": size,
-                        "has_more": has_more,
-                        "total_available": len(hits),
-                        "returned_count": n,
-                    },
+                    pagination=self._pagination(offset, n, len(hits), size, bound, build),
                     warnings=warnings,
                     message=message,
-                    visual_hints=(visual_hints(items[:n], mode, confidence) if desktop else None),
+                    visual_hints=(
+                        visual_hints(items[:n], mode, confidence)
+                        if desktop and mode != "ids_only"
+                        else None
+                    ),
                     cache_key=f"search:{mode}:{bound}",
                 )
 
@@ -422,24 +431,12 @@ class Service:
             ]
 
             def build_env(n: int) -> dict[str, Any]:
-                next_offset = offset + n
-                has_more = next_offset < page.total
                 return envelope(
                     "list_vendors",
                     rid,
                     rows[:n],
                     elapsed_ms=(time.perf_counter() - start) * 1000,
-                    pagination={
-                        "cursor": (
-                            self.cursors.encode(offset=next_offset, bound=bound, build_id=build)
-                            if has_more
-                            else None
-                        ),
-                        "page_size": page_size,
-                        "has_more": has_more,
-                        "total_available": page.total,
-                        "returned_count": n,
-                    },
+                    pagination=self._pagination(offset, n, page.total, page_size, bound, build),
                     message=None if page.total else "the knowledge base has no vendors yet",
                 )
 
