@@ -155,7 +155,10 @@ def create_server(
             ),
         ],
         ctx: Context[Any, Any],
-        top_k: Annotated[int, Field(ge=1, le=50, description="results per response (1-50)")] = 10,
+        top_k: Annotated[
+            int | None,
+            Field(ge=1, le=50, description="results per response (1-50, default 10)"),
+        ] = None,
         response_mode: Annotated[
             Mode | None,
             Field(

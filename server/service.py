@@ -228,7 +228,7 @@ class Service:
         api_key: str | None,
         *,
         query: str,
-        top_k: int = 10,
+        top_k: int | None = None,
         response_mode: ResponseMode | None = None,
         fields: Sequence[str] | None = None,
         page_size: int | None = None,
@@ -237,7 +237,8 @@ class Service:
         def handler(rid: str, start: float) -> _Answer:
             mode = self._mode(response_mode)
             wanted = check_fields(fields, mode)
-            size = page_size or top_k
+            size = page_size or top_k or 10
+            superseded = page_size is not None and top_k is not None
             build = self.kg.build_id()
             bound = digest({"q": query, "mode": mode, "fields": wanted, "size": size})
             offset = self._offset(cursor, bound, build)
@@ -281,6 +282,15 @@ class Service:
 
             def build_env(n: int) -> dict[str, Any]:
                 warnings = []
+                if superseded:
+                    warnings.append(
+                        warning(
+                            "warning",
+                            "DEPRECATED_PARAMETER",
+                            f"top_k={top_k} is ignored: page_size={page_size} replaces it.",
+                            "Give page_size (and cursor) only.",
+                        )
+                    )
                 if low:
                     warnings.append(
                         warning(

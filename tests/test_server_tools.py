@@ -58,7 +58,8 @@ def test_tools_resources_and_schemas_are_published(sample: Harness) -> None:
         assert tool.description
     search = next(t for t in tools if t.name == "semantic_search")
     props = search.input_schema["properties"]
-    assert props["query"]["maxLength"] == 500 and props["top_k"]["maximum"] == 50
+    top_k = next(a for a in props["top_k"]["anyOf"] if a.get("type") == "integer")
+    assert props["query"]["maxLength"] == 500 and top_k["maximum"] == 50
     assert {t.uri_template for t in templates} == {"vendor://{name}", "chunk://{chunk_id}"}
 
 
@@ -192,6 +193,14 @@ def test_token_budget_degrades_to_fewer_results_and_the_cursor_continues(
     assert 0 < kept < 10 and first["pagination"]["returned_count"] == kept
     assert first["execution_context"]["tokens_estimated"] <= 2_000
     assert nxt["results"][0]["rank"] == kept + 1  # nothing skipped
+
+
+def test_top_k_with_page_size_is_a_deprecated_parameter(sample: Harness) -> None:
+    env = sample.call("semantic_search", query=QUERY, top_k=7, page_size=3)
+    assert len(env["results"]) == 3
+    assert [w["code"] for w in env["warnings"]] == ["DEPRECATED_PARAMETER"]
+    plain = sample.call("semantic_search", query=QUERY, page_size=3)
+    assert plain["warnings"] == []
 
 
 def test_low_quality_warning_is_real(sample: Harness) -> None:
