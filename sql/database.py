@@ -75,6 +75,13 @@ class Database:
             # a connection that broke while idle (server restarted) is replaced
             # before it is handed out, so callers recover by themselves
             check=ConnectionPool.check_connection,
+            # a caller waiting for a connection gives up like a direct connect does,
+            # instead of the pool's default 30 s
+            timeout=self.connect_timeout,
+            # background reconnection backs off exponentially (1, 2, 4, ... s); give
+            # it up quickly so that, once the server is back, the next caller's own
+            # attempt reconnects at once instead of waiting out a long backoff
+            reconnect_timeout=2.0,
             open=False,
         )
         pool.open(wait=True, timeout=self.connect_timeout)
