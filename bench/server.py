@@ -195,7 +195,12 @@ async def _measure_calls(
 
 
 def latency(
-    env: dict[str, str], key: str, largest: str, vendors: list[str], repeats: int
+    env: dict[str, str],
+    key: str,
+    largest: str,
+    vendors: list[str],
+    repeats: int,
+    extra: list[tuple[str, str, dict[str, Any]]],
 ) -> dict[str, Any]:
     uncached_env = {
         **env,
@@ -223,6 +228,7 @@ def latency(
                     {"vendor_name": largest, "response_mode": mode},
                 )
             )
+        calls += extra
         # the floor of any call through the SDK: one tiny query, a tiny answer
         calls.append(("floor: list_vendors page_size=1", "list_vendors", {"page_size": 1}))
         return calls
@@ -375,7 +381,26 @@ def main(argv: list[str] | None = None) -> int:
         "BMCIS_RATE_LIMIT_HOUR": "1000000",
         "BMCIS_RATE_LIMIT_DAY": "10000000",
     }
-    measured = latency(env, key, largest, vendors, args.repeats)
+    # the other tools, on the largest vendor's most central entities and a real chunk
+    kg = KnowledgeGraph(corpus_db)
+    top = kg.statistics(largest).top_entities
+    chunk_id = hybrid_search(QUERIES[0], db=corpus_db, embedder=embedder, top_k=1).hits[0].chunk_id
+    extra: list[tuple[str, str, dict[str, Any]]] = [
+        ("get_chunk full", "get_chunk", {"chunk_id": chunk_id}),
+        ("list_vendors page_size=20", "list_vendors", {"page_size": 20}),
+        (
+            "find_entity_path",
+            "find_entity_path",
+            {"vendor_name": largest, "from_entity": str(top[0].id), "to_entity": str(top[-1].id)},
+        ),
+        (
+            "get_entity_neighbors depth 2",
+            "get_entity_neighbors",
+            {"vendor_name": largest, "entity": str(top[0].id), "depth": 2},
+        ),
+        ("get_server_metrics", "get_server_metrics", {}),
+    ]
+    measured = latency(env, key, largest, vendors, args.repeats, extra)
 
     table = Table(title="MCP tool latency, ms p50 / p95")
     cols = ["stdio uncached", "stdio cached", "http uncached", "http cached"]
