@@ -113,23 +113,22 @@ def fit(
     """
     env = build(count)
     tokens = account(env, compact=compact)
-    kept = count
     needed = tokens
-    # the figures in the warnings may differ from the placeholders counted
-    # while choosing n by a token or two
-    limit = budget - 4
-
-    def near_limit(tokens: int) -> dict[str, Any]:
-        return warning(
-            "warning",
-            "TOKEN_LIMIT_WARNING",
-            f"Response approaching the token limit ({tokens:,}/{budget:,} tokens).",
-            suggestion,
-        )
+    near_limit = warning(
+        "warning",
+        "TOKEN_LIMIT_WARNING",
+        f"Response uses more than {threshold:.0%} of the {budget:,}-token limit.",
+        suggestion,
+    )
+    if tokens <= threshold * budget:
+        return env, count
+    if tokens <= budget:
+        env["warnings"].append(near_limit)  # the warning itself must fit too
+        if account(env, compact=compact) <= budget:
+            return env, count
+        env["warnings"].pop()
 
     def partial(n: int) -> dict[str, Any]:
-        # both warnings are counted while choosing n, so adding them cannot
-        # push the chosen response over the budget
         env = build(n)
         env["warnings"].append(
             warning(
@@ -140,72 +139,59 @@ def fit(
                 suggestion,
             )
         )
+        env["warnings"].append(near_limit)
         env["_metadata"]["status"] = "partial"
-        env["warnings"].append(near_limit(budget))
         return env
 
-    if tokens > threshold * budget and tokens <= budget:
-        # the warning itself must fit too
-        env["warnings"].append(near_limit(tokens))
-        if account(env, compact=compact) <= budget:
-            return env, kept
-        env["warnings"].pop()
-        tokens = budget + 1
-    if tokens > budget:
-        fits: dict[int, bool] = {}
+    counted: dict[int, tuple[int, dict[str, Any]]] = {}
 
-        def ok(n: int) -> bool:
-            if n not in fits:
-                fits[n] = account(partial(n), compact=compact) <= limit
-            return fits[n]
+    def ok(n: int) -> bool:
+        if n not in counted:
+            probe = partial(n)
+            counted[n] = (account(probe, compact=compact), probe)
+        return counted[n][0] <= budget
 
-        lo, hi = 0, count - 1  # the answer lies in [lo, hi]
-        total_bytes = 0 if sizes is None else sum(int(x) for x in sizes)
-        if sizes is not None and len(sizes) == count and total_bytes:
-            # start from the byte-proportional estimate and gallop from there
-            empty = account(partial(0), compact=compact)
-            per_byte = (tokens - empty) / total_bytes
-            running, guess = 0.0, 0
-            for i, size in enumerate(sizes):
-                running += size * per_byte
-                if empty + running > limit:
-                    break
-                guess = i + 1
-            guess = min(guess, hi)
-            step = 1
-            if ok(guess):  # gallop up from the estimate
-                lo = guess
-                while lo + step <= hi and ok(lo + step):
-                    lo += step
-                    step *= 2
-                hi = min(hi, lo + step - 1)
-            else:  # gallop down
-                hi = guess - 1
-                probe = hi
-                while probe > 0 and not ok(probe):
-                    hi = probe - 1
-                    step *= 2
-                    probe = max(0, hi - step + 1)
-                lo = max(0, probe)
-        while lo < hi:  # bisection over what is left
-            mid = (lo + hi + 1) // 2
-            if ok(mid):
-                lo = mid
-            else:
-                hi = mid - 1
-        kept = lo
-        env = partial(kept)
-        env["warnings"].pop()  # the limit warning is re-added below with the real count
-        if account(env, compact=compact) > limit:
-            from server.errors import ErrorCode
+    lo, hi = 0, count - 1  # the answer lies in [lo, hi]
+    total_bytes = 0 if sizes is None else sum(int(x) for x in sizes)
+    if sizes is not None and len(sizes) == count and total_bytes:
+        # start from a byte-proportional estimate and gallop from there
+        full_bytes = len(dumps(env, compact=compact))
+        per_byte = tokens / full_bytes
+        dropped, guess = total_bytes, 0
+        overhead = full_bytes - total_bytes + 2 * len(dumps(near_limit))
+        for i, size in enumerate(sizes):
+            if (overhead + total_bytes - dropped + size) * per_byte > budget:
+                break
+            dropped -= size
+            guess = i + 1
+        guess = min(guess, hi)
+        step = 1
+        if ok(guess):  # gallop up
+            lo = guess
+            while lo + step <= hi and ok(lo + step):
+                lo += step
+                step *= 2
+            hi = min(hi, lo + step - 1)
+        else:  # gallop down
+            hi = guess - 1
+            probe = hi
+            while probe > 0 and not ok(probe):
+                hi = probe - 1
+                step *= 2
+                probe = max(0, hi - step + 1)
+            lo = max(0, probe)
+    while lo < hi:  # bisection over what is left
+        mid = (lo + hi + 1) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    if not ok(lo):
+        from server.errors import ErrorCode
 
-            raise ToolFailure(
-                ErrorCode.INVALID_PARAMS,
-                f"Even an empty response exceeds the {budget}-token budget.",
-                {"warning": "TOKEN_LIMIT_EXCEEDED"},
-            )
-        tokens = account(env, compact=compact)
-        if tokens > threshold * budget:
-            env["warnings"].append(near_limit(tokens))
-            account(env, compact=compact)
-    return env, kept
+        raise ToolFailure(
+            ErrorCode.INVALID_PARAMS,
+            f"Even an empty response exceeds the {budget}-token budget.",
+            {"warning": "TOKEN_LIMIT_EXCEEDED"},
+        )
+    return counted[lo][1], lo  # the very envelope that was counted
