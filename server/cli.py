@@ -37,6 +37,7 @@ environment (defaults in brackets):
   BMCIS_RATE_LIMIT_MINUTE/_HOUR/_DAY   requests per key [100 / 1000 / 10000]
   SEARCH_CACHE_TTL, VENDOR_CACHE_TTL   seconds [30 / 300]
   CACHE_MAX_ENTRIES             answers per cache [1000]
+  KB_HTTP_MAX_BODY_BYTES        largest HTTP request body [262144]
   LOG_LEVEL                     DEBUG | INFO | WARNING | ERROR | CRITICAL [WARNING]
   KB_GRAPH_*, KB_SEARCH_*, KB_EMBEDDING_MODEL   see the README
 """
@@ -201,5 +202,10 @@ def _serve(args: argparse.Namespace) -> int:
     if args.transport == "stdio":
         server.run("stdio")
     else:
-        server.run("streamable-http", host=args.host, port=args.port)
+        server.run(
+            "streamable-http",
+            host=args.host,
+            port=args.port,
+            max_request_body_size=settings.http_max_body_bytes,
+        )
     return EXIT_OK

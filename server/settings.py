@@ -127,6 +127,13 @@ class ServerSettings(BaseSettings):
         validation_alias=_env("CACHE_MAX_ENTRIES", "cache_max_entries"),
         description="answers kept per cache (least recently used dropped)",
     )
+    http_max_body_bytes: int = Field(
+        default=256 * 1024,
+        ge=1024,
+        le=64 * 1024 * 1024,
+        validation_alias=_env("KB_HTTP_MAX_BODY_BYTES", "http_max_body_bytes"),
+        description="largest HTTP request body accepted (the largest valid call is a few KiB)",
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
         default="WARNING",
         validation_alias=_env("LOG_LEVEL", "log_level"),

@@ -94,6 +94,17 @@ def test_rate_limit_tiers_and_error_body() -> None:
     assert limiter.check("other").allowed  # keys are independent
 
 
+def test_rate_limit_is_exact_under_concurrency_and_per_key() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    # a stopped clock: no refill, so the count is exact whatever the scheduling
+    limiter = TokenBucketLimiter({"minute": 25, "hour": 1_000, "day": 10_000}, clock=lambda: 0.0)
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        results = list(pool.map(lambda i: limiter.check("a" if i % 2 else "b").allowed, range(200)))
+    # 100 calls per key against a limit of 25: exactly 25 each
+    assert sum(results[1::2]) == 25 and sum(results[0::2]) == 25
+
+
 # -- envelope and budget ------------------------------------------------------------------
 
 

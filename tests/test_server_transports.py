@@ -70,10 +70,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture()
-def http_server(keyed: tuple[dict[str, str], str]) -> Iterator[tuple[str, str]]:
-    env, key = keyed
-    env = {k: v for k, v in env.items() if k != "BMCIS_API_KEY"}  # HTTP clients send theirs
+def _start_http(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", str(port)],
@@ -82,22 +79,36 @@ def http_server(keyed: tuple[dict[str, str], str]) -> Iterator[tuple[str, str]]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(proc.stderr.read().decode() if proc.stderr else "exited")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.3)
+    return proc, f"http://127.0.0.1:{port}/mcp"
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> str:
+    proc.terminate()
+    proc.wait(timeout=30)
+    log = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    return log
+
+
+@pytest.fixture()
+def http_server(keyed: tuple[dict[str, str], str]) -> Iterator[tuple[str, str]]:
+    env, key = keyed
+    env = {k: v for k, v in env.items() if k != "BMCIS_API_KEY"}  # HTTP clients send theirs
+    proc, url = _start_http(env)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise AssertionError(proc.stderr.read().decode() if proc.stderr else "exited")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.3)
-        yield f"http://127.0.0.1:{port}/mcp", key
+        yield url, key
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        if proc.stderr:
-            proc.stderr.close()
+        _stop(proc)
 
 
 def _http_call(url: str, headers: dict[str, str], tool: str, args: dict[str, Any]) -> Any:
@@ -127,6 +138,43 @@ def test_streamable_http_with_bearer_and_x_api_key(http_server: tuple[str, str])
     wrong = _http_call(url, {"Authorization": "Bearer kb_not_a_key"}, "list_vendors", {})
     assert wrong.structured_content["error"]["code"] == "AUTH_INVALID"
     assert "kb_not_a_key" not in json.dumps(wrong.structured_content)
+
+
+def test_oversized_http_bodies_are_refused(http_server: tuple[str, str]) -> None:
+    import httpx2
+
+    url, key = http_server
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "semantic_search", "arguments": {"query": "x" * 300_000}},
+    }
+    response = httpx2.post(
+        url,
+        json=body,
+        headers={"X-API-Key": key, "Accept": "application/json, text/event-stream"},
+        timeout=30,
+    )
+    assert response.status_code == 413
+
+
+def test_keys_never_reach_the_logs(keyed: tuple[dict[str, str], str]) -> None:
+    env, key = keyed
+    env = {k: v for k, v in env.items() if k != "BMCIS_API_KEY"} | {"LOG_LEVEL": "DEBUG"}
+    proc, url = _start_http(env)
+    try:
+        good = _http_call(
+            url, {"Authorization": f"Bearer {key}"}, "semantic_search", {"query": "x" * 600}
+        )  # an error path, logged at DEBUG
+        bad = _http_call(url, {"X-API-Key": "kb_wrong_secret_value"}, "list_vendors", {})
+    finally:
+        log = _stop(proc)
+    assert good.structured_content["error"]["code"] == "QUERY_TOO_LONG"
+    assert bad.structured_content["error"]["code"] == "AUTH_INVALID"
+    assert log, "the server logged nothing at DEBUG: the test would prove nothing"
+    assert key not in log and "kb_wrong_secret_value" not in log
+    assert "password" not in log.lower()
 
 
 def _inspector(env: dict[str, str], *args: str) -> Any:
