@@ -182,11 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _settings_error(exc: ValidationError) -> NoReturn:
-    problems = []
-    for e in exc.errors():
-        name = str(e["loc"][0]) if e["loc"] else "?"
-        problems.append(f"{name}: {e['msg']}")
-    raise CliError("invalid setting: " + "; ".join(problems), EXIT_USAGE)
+    from sql.settings import settings_problem
+
+    raise CliError(settings_problem(exc), EXIT_USAGE)
 
 
 def _open_db() -> Any:

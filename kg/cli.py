@@ -19,6 +19,7 @@ from rich.progress import track
 from rich.table import Table
 
 from kg.errors import GraphError
+from sql.settings import settings_problem
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -158,8 +159,7 @@ def _open() -> Any:
     try:
         return KnowledgeGraph.open(DatabaseSettings(), GraphSettings())
     except ValidationError as exc:
-        problems = [f"{e['loc'][0] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors()]
-        raise CliError("invalid setting: " + "; ".join(problems), EXIT_USAGE) from None
+        raise CliError(settings_problem(exc), EXIT_USAGE) from None
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
 
@@ -374,8 +374,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 conn, list(track(items, description="resolving", console=err, transient=True))
             )
     except ValidationError as exc:
-        problems = [f"{e['loc'][0] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors()]
-        raise CliError("invalid setting: " + "; ".join(problems), EXIT_USAGE) from None
+        raise CliError(settings_problem(exc), EXIT_USAGE) from None
     except (DatabaseError, RuntimeError) as exc:
         raise CliError(str(exc)) from None
     report = summarize(judged)

@@ -230,10 +230,15 @@ class KnowledgeGraph:
                 if entry is not None:
                     self._graphs.move_to_end(vendor_id)
                     return entry
-            row = conn.execute(queries()["kg_vendor_by_id"], {"vendor_id": vendor_id}).fetchone()
-            if row is None:  # removed by a build that landed after _sync
-                raise GraphFailed("The vendor was removed by a rebuild just now; ask again.")
-            entry = _Entry(load_skeleton(conn, vendor_id, row["name"], row["last_updated"]))
+            if isinstance(vendor, VendorInfo):  # the caller already read the row
+                name, updated = vendor.name, vendor.last_updated
+            else:
+                params = {"vendor_id": vendor_id}
+                row = conn.execute(queries()["kg_vendor_by_id"], params).fetchone()
+                if row is None:  # removed by a build that landed after _sync
+                    raise GraphFailed("The vendor was removed by a rebuild just now; ask again.")
+                name, updated = row["name"], row["last_updated"]
+            entry = _Entry(load_skeleton(conn, vendor_id, name, updated))
         if self.settings.cache_vendors > 0:
             with self._lock:
                 if self._build_id == build_id:

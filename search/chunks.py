@@ -5,12 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-import psycopg
-from psycopg_pool import PoolTimeout
-
-from search.errors import InvalidSearch, SearchFailed, SearchUnavailable
-from sql.database import ConnectionSource, connection
-from sql.errors import DatabaseError
+from search.errors import InvalidSearch
+from search.hybrid import search_connection
+from sql.database import ConnectionSource
 from sql.queries import queries
 
 MAX_CHUNK_ID = 2**63 - 1
@@ -41,13 +38,8 @@ def get_chunk(db: ConnectionSource, chunk_id: int) -> Chunk:
     valid = isinstance(chunk_id, int) and not isinstance(chunk_id, bool)
     if not valid or not 1 <= chunk_id <= MAX_CHUNK_ID:
         raise InvalidSearch(f"chunk_id must be a positive integer, not {chunk_id!r}.")
-    try:
-        with connection(db) as conn:
-            row = conn.execute(queries()["search_chunk_by_id"], {"chunk_id": chunk_id}).fetchone()
-    except (psycopg.OperationalError, PoolTimeout, DatabaseError) as exc:
-        raise SearchUnavailable(f"The database is unavailable: {exc}".strip()) from None
-    except psycopg.Error as exc:
-        raise SearchFailed(f"Reading the chunk failed: {exc}".strip()) from None
+    with search_connection(db, "Reading the chunk") as conn:
+        row = conn.execute(queries()["search_chunk_by_id"], {"chunk_id": chunk_id}).fetchone()
     if row is None:
         raise ChunkNotFound(f"No chunk has id {chunk_id}: take ids from a recent semantic_search.")
     return Chunk(

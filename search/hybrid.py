@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
@@ -404,23 +405,32 @@ def _ranked(
 ) -> tuple[SearchFilters, list[SearchHit], str | None]:
     parsed = parse_filters(filters)
     embedding = embedder.encode([text])[0]
+    with search_connection(db, "The search") as conn:
+        rows = fetch_candidates(
+            conn,
+            text,
+            embedding,
+            parsed,
+            candidates=depth,
+            rrf_k=settings.rrf_k,
+            ef_search=settings.hnsw_ef_search,
+            max_df_ratio=settings.fulltext_max_df_ratio,
+        )
+        reason = None if rows else _why_empty(conn, parsed)
+    return parsed, rank_candidates(rows, text, settings, reranker=reranker), reason
+
+
+@contextmanager
+def search_connection(db: ConnectionSource, what: str) -> Iterator[psycopg.Connection[Any]]:
+    """A connection whose failures become :class:`SearchUnavailable` (the server could
+    not be reached) or :class:`SearchFailed` (``what`` failed in the database)."""
     try:
         with connection(db) as conn:
-            rows = fetch_candidates(
-                conn,
-                text,
-                embedding,
-                parsed,
-                candidates=depth,
-                rrf_k=settings.rrf_k,
-                ef_search=settings.hnsw_ef_search,
-                max_df_ratio=settings.fulltext_max_df_ratio,
-            )
-            reason = None if rows else _why_empty(conn, parsed)
+            yield conn
     except (psycopg.OperationalError, PoolTimeout, DatabaseError) as exc:
-        # the pool or a new connection could not reach the server
         raise SearchUnavailable(f"The database is unavailable: {exc}".strip()) from None
-    return parsed, rank_candidates(rows, text, settings, reranker=reranker), reason
+    except psycopg.Error as exc:
+        raise SearchFailed(f"{what} failed in the database: {exc}".strip()) from None
 
 
 def _why_empty(conn: psycopg.Connection[Any], filters: SearchFilters) -> str:

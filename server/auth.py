@@ -13,7 +13,7 @@ import hmac
 import os
 import secrets
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -70,7 +70,7 @@ class KeyStore:
         if not self.cursor_secret:
             self.cursor_secret = secrets.token_bytes(32)
         payload: dict[str, Any] = {
-            "keys": [_record_dict(r) for r in self.records],
+            "keys": [asdict(r) for r in self.records],
             "cursor_secret": self.cursor_secret.hex(),
         }
         try:
@@ -134,13 +134,3 @@ class KeyStore:
                 ErrorCode.AUTH_INVALID, "Invalid API key. Please check your credentials."
             )
         return found
-
-
-def _record_dict(record: KeyRecord) -> dict[str, Any]:
-    return {
-        "name": record.name,
-        "key_id": record.key_id,
-        "digest": record.digest,
-        "created": record.created,
-        "revoked": record.revoked,
-    }

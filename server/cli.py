@@ -16,6 +16,8 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from sql.settings import settings_problem
+
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -108,8 +110,7 @@ def _settings() -> object:
     try:
         return ServerSettings()
     except ValidationError as exc:
-        problems = [f"{e['loc'][0] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors()]
-        raise CliError("invalid setting: " + "; ".join(problems), EXIT_USAGE) from None
+        raise CliError(settings_problem(exc), EXIT_USAGE) from None
 
 
 def _keystore(path: Path) -> object:
@@ -180,8 +181,7 @@ def _serve(args: argparse.Namespace) -> int:
         embedding_settings = EmbeddingSettings()
         database = DatabaseSettings()
     except ValidationError as exc:
-        problems = [f"{e['loc'][0] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors()]
-        raise CliError("invalid setting: " + "; ".join(problems), EXIT_USAGE) from None
+        raise CliError(settings_problem(exc), EXIT_USAGE) from None
     try:
         db = open_database(database)
     except DatabaseError as exc:

@@ -15,13 +15,18 @@ from typing import Any
 
 import orjson
 
-from server.errors import ToolFailure
+from server.errors import ErrorCode, ToolFailure
 from server.models import VERSION
 from server.tokens import count_tokens
 
 
 def request_id() -> str:
     return "req_" + uuid.uuid4().hex[:12]
+
+
+def timestamp() -> str:
+    """Now, UTC, to the second: ``2026-01-02T03:04:05Z``."""
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def dumps(data: Any, *, compact: bool = True) -> str:
@@ -47,7 +52,7 @@ def envelope(
     meta: dict[str, Any] = {
         "operation": operation,
         "version": VERSION,
-        "timestamp": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "timestamp": timestamp(),
         "request_id": rid,
         "status": status,
         "message": message,
@@ -187,8 +192,6 @@ def fit(
         else:
             hi = mid - 1
     if not ok(lo):
-        from server.errors import ErrorCode
-
         raise ToolFailure(
             ErrorCode.INVALID_PARAMS,
             f"Even an empty response exceeds the {budget}-token budget.",

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 from kg.settings import GraphSettings
@@ -24,7 +24,15 @@ from search.settings import SearchSettings
 from server.auth import KeyStore
 from server.cache import TTLCache
 from server.cursor import CursorCodec, CursorError, digest
-from server.envelope import account, dumps, envelope, fit, request_id, warning
+from server.envelope import (
+    account,
+    dumps,
+    envelope,
+    fit,
+    request_id,
+    timestamp,
+    warning,
+)
 from server.errors import ErrorCode, ToolFailure, failure_from
 from server.metrics import Metrics
 from server.ratelimit import TokenBucketLimiter
@@ -162,7 +170,7 @@ class Service:
         fresh = dict(env)
         fresh["_metadata"] = dict(env["_metadata"]) | {
             "request_id": rid,
-            "timestamp": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "timestamp": timestamp(),
         }
         fresh["execution_context"] = dict(env["execution_context"]) | {
             "request_id": rid,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -58,3 +58,16 @@ class DatabaseSettings(BaseSettings):
         if not raw.startswith(("postgresql://", "postgres://")) and "=" not in raw:
             raise ValueError("must be a postgresql:// URL or a libpq 'key=value' string")
         return value
+
+
+def settings_problem(exc: ValidationError) -> str:
+    """One line naming every variable a settings class refused, and why.
+
+    >>> try:
+    ...     DatabaseSettings(KB_DB_CONNECT_TIMEOUT="soon")
+    ... except ValidationError as e:
+    ...     print(settings_problem(e)[:55])
+    invalid setting: KB_DB_CONNECT_TIMEOUT: Input should be
+    """
+    problems = [f"{e['loc'][0] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors()]
+    return "invalid setting: " + "; ".join(problems)
