@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "eval":
             return _cmd_eval(args)
     except CliError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         return exc.code
     except KeyboardInterrupt:
         err.print("[bold red]interrupted[/]: nothing half-done was published")

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
+import psycopg
 from psycopg.types.json import Jsonb
 
 from extraction.chunking import TokenCounter, chunk_document
@@ -56,6 +57,29 @@ _REBUILD_LOCK = 7_344_202
 
 class RebuildError(Exception):
     """The rebuild could not run."""
+
+
+def _database_failure(exc: psycopg.Error, where: str) -> str:
+    """One line for a rebuild the database stopped: what happened, that the
+    knowledge base readers see is untouched (publishing is one transaction), what to do."""
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    kept = "nothing was published: the previous knowledge base is intact"
+    if isinstance(exc, psycopg.errors.DiskFull):
+        return (
+            f"the database ran out of disk space ({first}); {kept}. "
+            f"Free space for the {where} and run again."
+        )
+    if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):
+        return (
+            f"the database is read-only ({first}); {kept}. Point DATABASE_URL at a writable server."
+        )
+    if isinstance(exc, psycopg.OperationalError):
+        return (
+            f"the connection to the database was lost during the rebuild ({first}); {kept}. "
+            "Run again once the database is back."
+        )
+    return f"the database refused the rebuild ({first}); {kept}."
 
 
 class Progress(Protocol):
@@ -283,19 +307,23 @@ class Rebuilder:
             files = list_files(root)
             scope = corpus_scope(root)
         report.files_seen = len(files)
-        with self.db.connect() as conn:
-            locked = conn.execute(queries()["rebuild_lock"], {"key": _REBUILD_LOCK}).fetchone()
-            conn.commit()
-            if not locked or not locked["locked"]:
-                raise RebuildError(
-                    "another rebuild is running against this database; wait for it to finish"
-                )
-            try:
-                return self._run_locked(conn, root, files, scope, delete_missing, report, timer)
-            finally:
-                conn.rollback()
-                conn.execute(queries()["rebuild_unlock"], {"key": _REBUILD_LOCK})
+        try:
+            with self.db.connect() as conn:
+                locked = conn.execute(queries()["rebuild_lock"], {"key": _REBUILD_LOCK}).fetchone()
                 conn.commit()
+                if not locked or not locked["locked"]:
+                    raise RebuildError(
+                        "another rebuild is running against this database; wait for it to finish"
+                    )
+                try:
+                    return self._run_locked(conn, root, files, scope, delete_missing, report, timer)
+                finally:
+                    if not conn.broken:  # a lost session releases its lock by itself
+                        conn.rollback()
+                        conn.execute(queries()["rebuild_unlock"], {"key": _REBUILD_LOCK})
+                        conn.commit()
+        except psycopg.Error as exc:
+            raise RebuildError(_database_failure(exc, self.db.description)) from None
 
     def _run_locked(
         self,

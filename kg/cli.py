@@ -140,10 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_run_notebook(args)
         return _run_graph_command(args)
     except CliError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         return exc.code
     except GraphError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         err.print("[bold red]interrupted[/]")

@@ -8,6 +8,12 @@ cached with everything derived from them until the next complete graph
 build: every call reads the newest complete build id first (one indexed
 query), so a rebuild that lands is seen by the next call.
 
+Every call reads inside one REPEATABLE READ, read-only transaction, and
+:meth:`KnowledgeGraph.snapshot` widens that to a block of calls (the server
+wraps each tool call in one), so an answer comes from exactly one graph build
+even while a rebuild commits. Cached graphs carry the build they were read
+from and are only handed to a reader of that build.
+
 Examples
 --------
 In a notebook::
@@ -24,6 +30,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -35,7 +42,7 @@ import psycopg
 from numpy.typing import NDArray
 from psycopg.rows import dict_row
 from psycopg.types.json import set_json_loads
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kg.analysis import CappedGraph, GraphStatistics
 from kg.disambiguate import Resolution, resolve_vendor
@@ -58,6 +65,11 @@ from sql.queries import queries
 from sql.settings import DatabaseSettings
 
 T = TypeVar("T")
+
+# The connection of the snapshot open in this thread / task, per graph object.
+_PINNED: ContextVar[tuple[KnowledgeGraph, psycopg.Connection[Any]] | None] = ContextVar(
+    "kg_snapshot", default=None
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +126,7 @@ class _Entry:
     what has been derived from them so far."""
 
     skeleton: Skeleton
+    build_id: int
     derived: dict[Any, Any] = field(default_factory=dict)
 
 
@@ -143,7 +156,7 @@ class KnowledgeGraph:
         self.settings = settings or GraphSettings()
         self._lock = threading.Lock()
         self._graphs: OrderedDict[int, _Entry] = OrderedDict()
-        self._resolutions: OrderedDict[str, Resolution] = OrderedDict()
+        self._resolutions: OrderedDict[str, tuple[int, Resolution]] = OrderedDict()
         self._build_id: int | None = None
         self._owned_pool: ConnectionPool | None = None
 
@@ -174,60 +187,101 @@ class KnowledgeGraph:
     # -- plumbing ----------------------------------------------------------
 
     @contextmanager
-    def _conn(self) -> Iterator[psycopg.Connection[Any]]:
-        try:
-            with connection(self._source) as conn:
+    def snapshot(self) -> Iterator[psycopg.Connection[Any]]:
+        """One consistent view for every call inside the block (in this thread):
+        they share one REPEATABLE READ, read-only transaction, so what they return
+        together comes from exactly one graph build. Yields the connection, for
+        other reads that belong to the same answer (the server's search)."""
+        pinned = _PINNED.get()
+        if pinned is not None and pinned[0] is self:
+            yield pinned[1]
+            return
+        with self._conn() as conn:
+            # an open connection handed in by the caller keeps its own transaction
+            own = not isinstance(self._source, psycopg.Connection) and (
+                conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            )
+            if own:
+                conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+                conn.read_only = True
+            token = _PINNED.set((self, conn))
+            try:
                 yield conn
+            finally:
+                _PINNED.reset(token)
+                if own:
+                    try:
+                        conn.rollback()  # ends the read-only transaction
+                        conn.isolation_level = None
+                        conn.read_only = None
+                    except psycopg.Error:
+                        pass  # a broken connection: the pool replaces it
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[Any]]:
+        pinned = _PINNED.get()
+        try:
+            if pinned is not None and pinned[0] is self:
+                yield pinned[1]
+            else:
+                with connection(self._source) as conn:
+                    yield conn
         except psycopg.OperationalError as exc:
             raise GraphFailed(f"The graph database is unreachable: {_first_line(exc)}") from None
+        except PoolTimeout as exc:
+            raise GraphFailed(f"No database connection became free: {_first_line(exc)}") from None
         except psycopg.Error as exc:
             raise GraphFailed(f"The graph query failed: {_first_line(exc)}") from None
         except DatabaseError as exc:
             raise GraphFailed(str(exc)) from None
 
     def _sync(self, conn: psycopg.Connection[Any]) -> tuple[int, datetime | None]:
-        """Drop every cache when a newer complete build has landed."""
+        """The build this connection reads; drop every cache when a newer one landed.
+
+        Build ids only grow: a reader still on an older snapshot neither clears
+        the caches nor fills them (see :meth:`_entry`)."""
         row = conn.execute(queries()["kg_build_marker"]).fetchone()
         build_id = int(row["build_id"]) if row else 0
         with self._lock:
-            if build_id != self._build_id:
+            if self._build_id is None or build_id > self._build_id:
                 self._graphs.clear()
                 self._resolutions.clear()
                 self._build_id = build_id
         return build_id, (row["finished_at"] if row else None)
 
-    def _resolve(self, conn: psycopg.Connection[Any], name: object) -> Resolution:
+    def _resolve(self, conn: psycopg.Connection[Any], name: object, build_id: int) -> Resolution:
         key = name if isinstance(name, str) else None
         if key is not None:
             with self._lock:
                 hit = self._resolutions.get(key)
-                if hit is not None:
+                if hit is not None and hit[0] == build_id:
                     self._resolutions.move_to_end(key)
-                    return hit
+                    return hit[1]
         found = resolve_vendor(conn, name)
         if key is not None:
             with self._lock:
-                self._resolutions[key] = found
-                while len(self._resolutions) > 4096:
-                    self._resolutions.popitem(last=False)
+                if build_id == self._build_id:
+                    self._resolutions[key] = (build_id, found)
+                    while len(self._resolutions) > 4096:
+                        self._resolutions.popitem(last=False)
         return found
 
-    def _vendor_id(self, conn: psycopg.Connection[Any], vendor: object) -> int:
+    def _vendor_id(self, conn: psycopg.Connection[Any], vendor: object, build_id: int) -> int:
         if isinstance(vendor, VendorInfo):
             return vendor.id
-        found = self._resolve(conn, vendor)
+        found = self._resolve(conn, vendor, build_id)
         if found.outcome != "unique" and not found.candidates:
             empty = conn.execute(queries()["kg_vendor_count"]).fetchone()
             found.raise_unless_unique(empty=bool(empty and empty["n"] == 0))
         return found.raise_unless_unique().vendor_id
 
     def _entry(self, vendor: object) -> _Entry:
-        with self._conn() as conn:
+        with self.snapshot() as conn:
             build_id, _ = self._sync(conn)
-            vendor_id = self._vendor_id(conn, vendor)
+            vendor_id = self._vendor_id(conn, vendor, build_id)
             with self._lock:
                 entry = self._graphs.get(vendor_id)
-                if entry is not None:
+                if entry is not None and entry.build_id == build_id:
                     self._graphs.move_to_end(vendor_id)
                     return entry
             if isinstance(vendor, VendorInfo):  # the caller already read the row
@@ -235,10 +289,10 @@ class KnowledgeGraph:
             else:
                 params = {"vendor_id": vendor_id}
                 row = conn.execute(queries()["kg_vendor_by_id"], params).fetchone()
-                if row is None:  # removed by a build that landed after _sync
+                if row is None:  # a VendorInfo of an older build
                     raise GraphFailed("The vendor was removed by a rebuild just now; ask again.")
                 name, updated = row["name"], row["last_updated"]
-            entry = _Entry(load_skeleton(conn, vendor_id, name, updated))
+            entry = _Entry(load_skeleton(conn, vendor_id, name, updated), build_id)
         if self.settings.cache_vendors > 0:
             with self._lock:
                 if self._build_id == build_id:
@@ -268,7 +322,7 @@ class KnowledgeGraph:
                 sk.vendor,
                 entities,
                 rels,
-                build_id=self._build_id or 0,
+                build_id=entry.build_id,
                 last_updated=sk.last_updated,
             )
             return nx.freeze(graph)
@@ -324,32 +378,31 @@ class KnowledgeGraph:
     def resolve(self, name: object) -> Resolution:
         """Unique, ambiguous (ranked candidates) or not found (suggestions); never raises
         for a well-formed name. Raises :class:`~kg.errors.InvalidName` otherwise."""
-        with self._conn() as conn:
-            self._sync(conn)
-            return self._resolve(conn, name)
+        with self.snapshot() as conn:
+            return self._resolve(conn, name, self._sync(conn)[0])
 
     def vendor(self, name: object) -> VendorInfo:
         """The vendor a name means; :class:`~kg.errors.VendorAmbiguous` or
         :class:`~kg.errors.VendorNotFound` when it is not one."""
-        with self._conn() as conn:
-            self._sync(conn)
-            row = conn.execute(
-                queries()["kg_vendor_by_id"], {"vendor_id": self._vendor_id(conn, name)}
-            ).fetchone()
+        with self.snapshot() as conn:
+            vendor_id = self._vendor_id(conn, name, self._sync(conn)[0])
+            row = conn.execute(queries()["kg_vendor_by_id"], {"vendor_id": vendor_id}).fetchone()
         if row is None:  # deleted between the two queries
             raise GraphFailed("The vendor was removed by a rebuild just now; ask again.")
         return _info(row)
 
     def graph(self, vendor: object) -> nx.MultiDiGraph:
         """The vendor's whole graph, frozen (``nx.MultiDiGraph(g)`` gives a mutable copy)."""
-        return self._full_graph(self._entry(vendor))
+        with self.snapshot():
+            return self._full_graph(self._entry(vendor))
 
     def statistics(self, vendor: object) -> GraphStatistics:
         """Counts, distributions, density, components, most central entities (PageRank)."""
-        entry = self._entry(vendor)
-        return self._derived(
-            entry, "stats", lambda: skeleton_statistics(entry.skeleton, self._ranks(entry))
-        )
+        with self.snapshot():
+            entry = self._entry(vendor)
+            return self._derived(
+                entry, "stats", lambda: skeleton_statistics(entry.skeleton, self._ranks(entry))
+            )
 
     def capped(
         self,
@@ -363,23 +416,27 @@ class KnowledgeGraph:
         for label, value in (("max_entities", me), ("max_relationships", mr)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidGraphRequest(f"{label} must be a non-negative integer, not {value!r}.")
-        entry = self._entry(vendor)
-        return self._derived(
-            entry,
-            ("capped", me, mr),
-            lambda: self._materialize(
-                entry, select_capped(entry.skeleton, self._ranks(entry), me, mr)
-            ),
-        )
+        with self.snapshot():
+            entry = self._entry(vendor)
+            return self._derived(
+                entry,
+                ("capped", me, mr),
+                lambda: self._materialize(
+                    entry, select_capped(entry.skeleton, self._ranks(entry), me, mr)
+                ),
+            )
 
     def preview(self, vendor: object) -> CappedGraph:
         """Top 5 entities and 5 relationships by the importance rule."""
-        entry = self._entry(vendor)
-        return self._derived(
-            entry,
-            "preview",
-            lambda: self._materialize(entry, select_preview(entry.skeleton, self._ranks(entry))),
-        )
+        with self.snapshot():
+            entry = self._entry(vendor)
+            return self._derived(
+                entry,
+                "preview",
+                lambda: self._materialize(
+                    entry, select_preview(entry.skeleton, self._ranks(entry))
+                ),
+            )
 
     def find_path(
         self,
@@ -431,9 +488,9 @@ class KnowledgeGraph:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise InvalidGraphRequest(f"limit must be from 1 to 1000, not {limit!r}.")
         q = queries()
-        with self._conn() as conn:
-            self._sync(conn)
-            vendor_id = None if vendor is None else self._vendor_id(conn, vendor)
+        with self.snapshot() as conn:
+            build_id, _ = self._sync(conn)
+            vendor_id = None if vendor is None else self._vendor_id(conn, vendor, build_id)
             params = {"vendor_id": vendor_id, "limit": limit, "types": list(entity_types)}
             shared = conn.execute(q["kg_shared_entities"], params).fetchall()
             mentions = conn.execute(q["kg_vendor_mentions"], params).fetchall()
@@ -461,7 +518,7 @@ class KnowledgeGraph:
         for label, value, low, high in (("limit", limit, 1, 1000), ("offset", offset, 0, 10**9)):
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise InvalidGraphRequest(f"{label} must be from {low} to {high}, not {value!r}.")
-        with self._conn() as conn:
+        with self.snapshot() as conn:
             rows = conn.execute(
                 queries()["kg_list_vendors"], {"limit": limit, "offset": offset}
             ).fetchall()
@@ -474,12 +531,12 @@ class KnowledgeGraph:
 
     def build_id(self) -> int:
         """The newest complete graph build (0: never built); caches of callers key on it."""
-        with self._conn() as conn:
+        with self.snapshot() as conn:
             return self._sync(conn)[0]
 
     def last_updated(self) -> datetime | None:
         """When the newest complete graph build finished (None: never built)."""
-        with self._conn() as conn:
+        with self.snapshot() as conn:
             return self._sync(conn)[1]
 
 

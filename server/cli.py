@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CliError(f"--port must be from 1 to 65535, not {args.port}", EXIT_USAGE)
         return _serve(args)
     except CliError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         return exc.code
     except KeyboardInterrupt:
         return 130

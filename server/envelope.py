@@ -48,6 +48,7 @@ def envelope(
     visual_hints: dict[str, Any] | None = None,
     cache_key: str | None = None,
     error: dict[str, Any] | None = None,
+    build_id: int | None = None,
 ) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "operation": operation,
@@ -70,6 +71,7 @@ def envelope(
             "execution_time_ms": round(elapsed_ms, 3),
             "request_id": rid,
             "cache_key": cache_key,
+            "graph_build_id": build_id,
         },
         "warnings": list(warnings or []),
     }

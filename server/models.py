@@ -48,6 +48,9 @@ class ExecutionContext(_Model):
     execution_time_ms: float
     request_id: str
     cache_key: str | None = None
+    graph_build_id: int | None = Field(
+        None, description="the knowledge-base build this answer was read from, whole"
+    )
 
 
 class Warning(_Model):

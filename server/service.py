@@ -97,8 +97,16 @@ class Service:
     # -- the frame every tool runs in ------------------------------------------
 
     def run(
-        self, operation: str, api_key: str | None, handler: Callable[[str, float], _Answer]
+        self,
+        operation: str,
+        api_key: str | None,
+        handler: Callable[[str, float], _Answer],
+        *,
+        snapshot: bool = True,
     ) -> Outcome:
+        """Auth, rate limit, then ``handler`` inside one read snapshot of the
+        knowledge base (``snapshot``): the answer comes from exactly one graph build,
+        the one its ``graph_build_id`` names, even while a rebuild commits."""
         start = time.perf_counter()
         rid = request_id()
         cache_hit = False
@@ -115,7 +123,11 @@ class Service:
                         "reset_in_seconds": decision.reset_in_seconds,
                     },
                 )
-            answer = handler(rid, start)
+            if snapshot:
+                with self.kg.snapshot():
+                    answer = handler(rid, start)
+            else:
+                answer = handler(rid, start)
             cache_hit = answer.cache_hit
             return answer.env, False
         except Exception as exc:
@@ -258,9 +270,10 @@ class Service:
             found: SearchResult | None = self.search_cache.get(key, build)
             cache_hit = found is not None
             if found is None:
-                found = ranked_hits(
-                    query, db=self.pool, embedder=self.embedder, settings=self.search_settings
-                )
+                with self.kg.snapshot() as conn:  # the one this call runs in
+                    found = ranked_hits(
+                        query, db=conn, embedder=self.embedder, settings=self.search_settings
+                    )
                 self.search_cache.put(key, build, found)
             hits = found.hits
             page = hits[offset : offset + size]
@@ -330,6 +343,7 @@ class Service:
                         else None
                     ),
                     cache_key=f"search:{mode}:{bound}",
+                    build_id=build,
                 )
 
             env, _ = self._fit(build_env, len(shown), "results", shown)
@@ -390,6 +404,7 @@ class Service:
                     elapsed_ms=(time.perf_counter() - start) * 1000,
                     cache_hit=cache_hit,
                     cache_key=f"vendor:{key[1]}:{mode}:{include_relationships}",
+                    build_id=build,
                 )
 
             env, _ = self._fit(
@@ -409,7 +424,9 @@ class Service:
         self, api_key: str | None, *, chunk_id: int, response_mode: ResponseMode = "full"
     ) -> Outcome:
         def handler(rid: str, start: float) -> _Answer:
-            chunk = get_chunk(self.pool, chunk_id)
+            build = self.kg.build_id()
+            with self.kg.snapshot() as conn:
+                chunk = get_chunk(conn, chunk_id)
             item = chunk_item(chunk, response_mode)
 
             def build_env(n: int) -> dict[str, Any]:
@@ -417,7 +434,11 @@ class Service:
                 if n == 0 and "chunk_text" in shown:
                     shown["chunk_text"] = None  # the one thing that can be too big
                 return envelope(
-                    "get_chunk", rid, [shown], elapsed_ms=(time.perf_counter() - start) * 1000
+                    "get_chunk",
+                    rid,
+                    [shown],
+                    elapsed_ms=(time.perf_counter() - start) * 1000,
+                    build_id=build,
                 )
 
             env, _ = self._fit(build_env, 1, "chunk text")
@@ -456,6 +477,7 @@ class Service:
                     elapsed_ms=(time.perf_counter() - start) * 1000,
                     pagination=self._pagination(offset, n, page.total, page_size, bound, build),
                     message=None if page.total else "the knowledge base has no vendors yet",
+                    build_id=build,
                 )
 
             env, _ = self._fit(build_env, len(rows), "vendors")
@@ -476,6 +498,7 @@ class Service:
         relationship_types: Sequence[str] | None = None,
     ) -> Outcome:
         def handler(rid: str, start: float) -> _Answer:
+            build = self.kg.build_id()
             info = self.kg.vendor(vendor_name)
             found = self.kg.find_path(
                 info,
@@ -514,7 +537,11 @@ class Service:
                 else None,
             }
             env = envelope(
-                "find_entity_path", rid, result, elapsed_ms=(time.perf_counter() - start) * 1000
+                "find_entity_path",
+                rid,
+                result,
+                elapsed_ms=(time.perf_counter() - start) * 1000,
+                build_id=build,
             )
             account(env, compact=self.settings.enable_response_compression)
             return _Answer(env)
@@ -532,6 +559,7 @@ class Service:
         limit: int = 50,
     ) -> Outcome:
         def handler(rid: str, start: float) -> _Answer:
+            build = self.kg.build_id()
             info = self.kg.vendor(vendor_name)
             hood = self.kg.neighbors(
                 info,
@@ -572,6 +600,7 @@ class Service:
                         "truncated": hood.truncated,
                     },
                     elapsed_ms=(time.perf_counter() - start) * 1000,
+                    build_id=build,
                 )
 
             env, _ = self._fit(build_env, len(neighbours) + len(rels), "neighbours")
@@ -607,7 +636,8 @@ class Service:
             account(env, compact=self.settings.enable_response_compression)
             return _Answer(env)
 
-        return self.run("get_server_metrics", api_key, handler)
+        # the metrics answer even while the database is down
+        return self.run("get_server_metrics", api_key, handler, snapshot=False)
 
 
 def _entity_ref(text: str) -> int | str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +22,7 @@ from extraction.pipeline import Rebuilder
 from extraction.settings import ExtractionSettings
 from sql.database import Database, open_database
 from sql.settings import DatabaseSettings
+from tests.reliability import record
 from tests.test_pipeline import GLOBEX, snapshot, write_corpus
 
 REPO = Path(__file__).resolve().parent.parent
@@ -111,44 +114,61 @@ def _spawn_rebuild(corpus: Path, conninfo: str, pause: float) -> subprocess.Pope
     )
 
 
+KILL_POINTS = 20
+
+
+def _stage_at(seconds: float, stages: dict[str, float], total: float) -> str:
+    """Which stage an uninterrupted run was in ``seconds`` after it started."""
+    t = total - sum(stages.values())  # interpreter, imports, connecting: before "scan"
+    if seconds < t:
+        return "start-up"
+    for stage, took in stages.items():  # in the order they ran
+        if stage == "publish":
+            break  # the kill runs pause inside the publish transaction
+        t += took
+        if seconds < t:
+            return stage
+    return "publish"
+
+
 @pytest.mark.slow
-def test_sigkill_at_any_point_keeps_previous_graph_and_next_run_completes(
+def test_sigkill_at_random_points_keeps_previous_graph_and_next_run_completes(
     db: Database, embedder: Any, extractor: Any, tmp_path: Path, fresh_database: str
 ) -> None:
     corpus = write_corpus(tmp_path / "notes")
+    original = tmp_path / "original"
+    shutil.copytree(corpus, original)
     Rebuilder(db, embedder=embedder, extractor=extractor).run(corpus)
     previous = snapshot(db)
     change_corpus(corpus)
+    # The uninterrupted run, as a process like the killed ones, on a copy of the
+    # same starting point: its time span is where the kill points are drawn,
+    # and its result is what the run after the kills must reach.
+    reference = open_database(DatabaseSettings(database_url=fresh_database))
+    Rebuilder(reference, embedder=embedder, extractor=extractor).run(original)
+    started = time.monotonic()
+    full = _spawn_rebuild(corpus, reference.conninfo, pause=0.0)
+    out, err = full.communicate(timeout=300)
+    span = time.monotonic() - started
+    assert full.returncode == 0, err.decode()[-2000:]
+    stages = json.loads(out)["stage_seconds"]
+    # Kill runs pause 30 s inside the publish transaction, so none can finish
+    # before its kill; points after the pre-publish work land inside it.
     rng = random.Random(20261122)
-    # Kill points: while models load / caches fill (random), and inside the
-    # publish transaction (the pause makes that window wide enough to hit).
-    delays = [rng.uniform(0.5, 12.0) for _ in range(3)]
-    for delay in [*delays, None]:
+    delays = sorted(rng.uniform(0.05, span + 1.0) for _ in range(KILL_POINTS))
+    landed: dict[str, int] = {}
+    for delay in delays:
         proc = _spawn_rebuild(corpus, db.conninfo, pause=30.0)
-        if delay is None:
-            # wait until the publish transaction has written chunks, then kill
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and proc.poll() is None:
-                with psycopg.connect(db.conninfo, row_factory=dict_row) as conn:
-                    active = conn.execute(
-                        "SELECT count(*) AS n FROM pg_stat_activity "
-                        "WHERE state = 'idle in transaction' AND datname = current_database() "
-                        "AND query LIKE 'COPY chunks%%'"
-                    ).fetchone()
-                if active and active["n"]:
-                    break
-                time.sleep(0.2)
-        else:
-            time.sleep(delay)
+        time.sleep(delay)
+        assert proc.poll() is None, f"the rebuild ended before its kill at {delay:.2f} s"
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)  # reaps it and closes its pipes
-        assert snapshot(db) == previous, f"graph changed after a kill at {delay}"
+        assert snapshot(db) == previous, f"graph changed after a kill at {delay:.2f} s"
+        stage = _stage_at(delay, stages, span)
+        landed[stage] = landed.get(stage, 0) + 1
     done = _spawn_rebuild(corpus, db.conninfo, pause=0.0)
     _, err = done.communicate(timeout=300)
     assert done.returncode == 0, err.decode()[-2000:]
-    # the same corpus rebuilt without interruption in a new database
-    reference = open_database(DatabaseSettings(database_url=fresh_database))
-    Rebuilder(reference, embedder=embedder, extractor=extractor).run(corpus)
     assert snapshot(db) == snapshot(reference)
     with db.connect() as conn:
         statuses = [
@@ -156,3 +176,13 @@ def test_sigkill_at_any_point_keeps_previous_graph_and_next_run_completes(
         ]
     assert statuses[0] == "complete" and statuses[-1] == "complete"
     assert "interrupted" in statuses
+    record(
+        "fault_sigkill_rebuild",
+        kill_points=len(delays),
+        uninterrupted_run_s=round(span, 2),
+        kill_times_s=[round(d, 2) for d in delays],
+        stage_at_kill=landed,
+        previous_graph_intact_after_every_kill=True,
+        next_run_equals_uninterrupted_run=True,
+        interrupted_builds_recorded=statuses.count("interrupted"),
+    )

@@ -70,8 +70,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start_http(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
+def _start_http(env: dict[str, str], port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    port = port or _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", str(port)],
         env=env,

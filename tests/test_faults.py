@@ -1,0 +1,409 @@
+"""Faults the service will meet, each with real processes: the database stopped and
+restarted under load, a rebuild landing while clients query, the server killed and
+restarted, the embedded database's disk full or read-only.
+
+Figures go to the reliability report (``python -m bench.reliability``) through
+:func:`tests.reliability.record`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from extraction.pipeline import Rebuilder
+from extraction.settings import ExtractionSettings
+from server.auth import KeyStore
+from sql.database import Database
+from tests.conftest import REPO
+from tests.reliability import fingerprint, record
+from tests.test_atomic import change_corpus
+from tests.test_pipeline import snapshot, write_corpus
+from tests.test_server_transports import _free_port, _start_http, _stop
+
+pytestmark = pytest.mark.slow
+
+
+def _server_env(conninfo: str, keys: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "BMCIS_API_KEY"}
+    return env | {
+        "DATABASE_URL": conninfo,
+        "KB_API_KEYS_FILE": str(keys),
+        "LOG_LEVEL": "WARNING",
+        "BMCIS_RATE_LIMIT_MINUTE": "100000",
+        "BMCIS_RATE_LIMIT_HOUR": "1000000",
+        "BMCIS_RATE_LIMIT_DAY": "10000000",
+        **extra,
+    }
+
+
+@asynccontextmanager
+async def _session(url: str, key: str) -> AsyncIterator[Client]:
+    """An MCP client session over streamable HTTP."""
+    async with (
+        create_mcp_http_client(headers={"X-API-Key": key}) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
+# -- a rebuild lands while clients query ---------------------------------------------
+
+# Calls whose answers both builds can give (the change below touches Globex and
+# Acme's pricing and adds Initech).
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    *(
+        ("semantic_search", {"query": "Globex subsidiary headquarters", "response_mode": m})
+        for m in ("ids_only", "metadata", "preview", "full")
+    ),
+    ("semantic_search", {"query": "rocket pricing", "top_k": 5}),
+    *(
+        ("find_vendor_info", {"vendor_name": "Globex", "response_mode": m})
+        for m in ("ids_only", "metadata", "preview", "full")
+    ),
+    ("find_vendor_info", {"vendor_name": "Acme", "response_mode": "full"}),
+    ("list_vendors", {}),
+    ("get_entity_neighbors", {"vendor_name": "Globex", "entity": "Hank Scorpio"}),
+]
+
+
+def _comparable(envelope: dict[str, Any]) -> str:
+    """The answer without what differs from call to call (ids, times, cursors)."""
+    env = json.loads(json.dumps(envelope))
+    for key in ("timestamp", "request_id"):
+        env["_metadata"].pop(key, None)
+    env.pop("execution_context", None)
+    if env.get("pagination"):
+        env["pagination"].pop("cursor", None)
+    return json.dumps(env, sort_keys=True)
+
+
+async def _answers(client: Client, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    out = []
+    for tool, args in calls:
+        result = await client.call_tool(tool, args)
+        env = result.structured_content
+        assert env is not None
+        out.append((env["execution_context"]["graph_build_id"], _comparable(env), env))
+    return out
+
+
+def test_rebuild_while_clients_query_every_answer_is_from_one_build(
+    db: Database, embedder: Any, extractor: Any, tmp_path: Path
+) -> None:
+    corpus = write_corpus(tmp_path / "notes")
+    Rebuilder(db, embedder=embedder, extractor=extractor).run(corpus)
+    keys = tmp_path / "keys.json"
+    key = KeyStore.load(keys).create("faults")
+    # every answer computed from the database: a cached one would prove nothing
+    env = _server_env(db.conninfo, keys, SEARCH_CACHE_TTL="0", VENDOR_CACHE_TTL="0")
+    proc, url = _start_http(env)
+    try:
+        chunk_calls: list[tuple[str, dict[str, Any]]] = []
+
+        async def before() -> list[Any]:
+            async with _session(url, key) as client:
+                found = await client.call_tool(
+                    "semantic_search", {"query": "Roadrunner rocket", "response_mode": "metadata"}
+                )
+                rocket = [
+                    r["chunk_id"]
+                    for r in found.structured_content["results"]
+                    if r["source_file"].endswith("rocket.md")  # unchanged by the rebuild
+                ]
+                chunk_calls.append(("get_chunk", {"chunk_id": rocket[0]}))
+                return await _answers(client, CALLS + chunk_calls)
+
+        old = anyio.run(before)
+        calls = CALLS + chunk_calls
+        change_corpus(corpus)
+        slow = Rebuilder(
+            db,
+            settings=ExtractionSettings(publish_pause_s=1.0),
+            embedder=embedder,
+            extractor=extractor,
+        )
+        failures: list[BaseException] = []
+
+        def rebuild() -> None:
+            try:
+                slow.run(corpus)
+            except BaseException as exc:  # pragma: no cover - reported below
+                failures.append(exc)
+
+        seen: list[tuple[int, Any]] = []
+
+        async def during() -> None:
+            worker = threading.Thread(target=rebuild)
+            worker.start()
+
+            async def client_loop(offset: int) -> None:
+                async with _session(url, key) as client:
+                    done_at: float | None = None
+                    i = offset
+                    while done_at is None or time.monotonic() < done_at + 1.0:
+                        tool, args = calls[i % len(calls)]
+                        result = await client.call_tool(tool, args)
+                        env = result.structured_content
+                        assert env is not None
+                        seen.append((i % len(calls), env))
+                        i += 1
+                        if done_at is None and not worker.is_alive():
+                            done_at = time.monotonic()
+
+            async with anyio.create_task_group() as tg:
+                for n in range(4):
+                    tg.start_soon(client_loop, n * 3)
+            worker.join()
+
+        anyio.run(during)
+        assert not failures, failures
+
+        async def after() -> list[Any]:
+            async with _session(url, key) as client:
+                return await _answers(client, calls)
+
+        new = anyio.run(after)
+    finally:
+        _stop(proc)
+    reference_errors = [e["error"] for _, _, e in old + new if e.get("error")]
+    assert reference_errors == [], reference_errors[:3]
+    errors = [e["error"] for _, e in seen if e.get("error")]
+    assert errors == [], errors[:3]
+    old_build, new_build = old[0][0], new[0][0]
+    assert old_build < new_build, "the rebuild did not land"
+    assert all(b == old_build for b, _, _ in old) and all(b == new_build for b, _, _ in new)
+    reference = {old_build: [c for _, c, _ in old], new_build: [c for _, c, _ in new]}
+    changed = sum(a != b for a, b in zip(reference[old_build], reference[new_build], strict=True))
+    assert changed >= len(calls) // 2, "the rebuild changed too little to tell builds apart"
+    builds = [env["execution_context"]["graph_build_id"] for _, env in seen]
+    assert set(builds) == {old_build, new_build}, "the queries did not straddle the rebuild"
+    mixed = [
+        (calls[i][0], b)
+        for (i, env), b in zip(seen, builds, strict=True)
+        if _comparable(env) != reference[b][i]
+    ]
+    assert mixed == [], f"{len(mixed)} answers differ from their build's answer: {mixed[:5]}"
+    record(
+        "fault_rebuild_while_querying",
+        answers=len(seen),
+        from_old_build=builds.count(old_build),
+        from_new_build=builds.count(new_build),
+        errors=len(errors),
+        mixed_answers=len(mixed),
+        calls_that_differ_between_builds=changed,
+        distinct_calls=len(calls),
+    )
+
+
+# -- the server process killed and restarted --------------------------------------------
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_server_killed_and_restarted_clients_reconnect_nothing_corrupted(
+    sample_kb: Database, tmp_path: Path
+) -> None:
+    keys = tmp_path / "keys.json"
+    key = KeyStore.load(keys).create("faults")
+    keys_before = _sha256(keys)
+    data_before = fingerprint(sample_kb.conninfo)
+    port = _free_port()
+    env = _server_env(sample_kb.conninfo, keys)
+    call = ("find_vendor_info", {"vendor_name": "Apple", "response_mode": "metadata"})
+    proc, url = _start_http(env, port)
+    outcome: dict[str, Any] = {}
+    try:
+
+        async def scenario() -> None:
+            killed = float("inf")
+            try:
+                async with _session(url, key) as client:
+                    first = await client.call_tool(*call)
+                    assert not first.is_error
+                    outcome["answer"] = _comparable(first.structured_content)
+                    proc.send_signal(signal.SIGKILL)
+                    proc.wait(timeout=30)
+                    killed = time.monotonic()
+                    with anyio.fail_after(30):  # the client must not hang on a dead server
+                        await client.call_tool(*call)
+                        outcome["dead_server_answered"] = True
+            except Exception as exc:
+                # the transport fails and ends the session: the caller sees an error
+                outcome["error_on_dead_server"] = repr(exc)[:200]
+                outcome["error_after_s"] = time.monotonic() - killed
+
+        anyio.run(scenario)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _stop(proc)
+    assert "dead_server_answered" not in outcome, outcome
+    assert 0 <= outcome["error_after_s"] < 30, outcome
+    restarted = time.monotonic()
+    proc, url = _start_http(env, port)
+    try:
+
+        async def reconnect() -> Any:
+            async with _session(url, key) as client:
+                return await client.call_tool(*call)
+
+        again = anyio.run(reconnect)
+        back_s = time.monotonic() - restarted
+    finally:
+        log = _stop(proc)
+    assert not again.is_error
+    assert _comparable(again.structured_content) == outcome["answer"]
+    assert _sha256(keys) == keys_before, "the key file changed"
+    assert fingerprint(sample_kb.conninfo) == data_before, "the knowledge base changed"
+    assert "Traceback" not in log
+    record(
+        "fault_server_killed",
+        client_error_on_dead_server=outcome.get("error_on_dead_server"),
+        client_error_after_s=round(outcome["error_after_s"], 3),
+        restart_to_first_answer_s=round(back_s, 2),
+        keys_file_unchanged=True,
+        database_unchanged=True,
+    )
+
+
+# -- the embedded database's disk full or read-only ---------------------------------------
+
+
+@pytest.fixture()
+def small_disk() -> Iterator[Path]:
+    """A 160 MiB tmpfs mounted for the test (needs CAP_SYS_ADMIN, as root in CI)."""
+    mount = Path(tempfile.mkdtemp(prefix="kb-small-disk-"))
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=160m,mode=0755", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if made.returncode != 0:
+        shutil.rmtree(mount, ignore_errors=True)
+        pytest.skip(f"cannot mount a small file system here: {made.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        pgdata = mount / "pgdata"
+        if (pgdata / "postmaster.pid").exists():
+            from sql.embedded import stop_embedded
+
+            stop_embedded(pgdata)
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+        shutil.rmtree(mount, ignore_errors=True)
+
+
+def _cli(*args: str, pgdata: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    return subprocess.run(
+        [sys.executable, "-m", "extraction", *args],
+        env=env | {"KB_PGDATA": str(pgdata)},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def _embedded_db(pgdata: Path) -> Database:
+    from sql.embedded import start_embedded
+
+    return Database(start_embedded(pgdata), pgdata)
+
+
+def _fill(folder: Path) -> Path:
+    """Write a file until the file system is full; return it."""
+    ballast = folder / "ballast"
+    block = b"\0" * (1 << 20)
+    with ballast.open("wb") as f:
+        try:
+            while True:
+                f.write(block)
+                f.flush()
+        except OSError:
+            pass
+    return ballast
+
+
+def test_disk_full_rebuild_fails_clearly_and_loses_nothing(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    pgdata = small_disk / "pgdata"
+    corpus = write_corpus(tmp_path / "notes")
+    built = _cli("rebuild-graph", str(corpus), "--quiet", pgdata=pgdata)
+    assert built.returncode == 0, built.stderr[-2000:]
+    db = _embedded_db(pgdata)
+    before = snapshot(db)
+    change_corpus(corpus)
+    # a bigger change than the free space once the disk is full
+    (corpus / "vendors/Initech/long.md").write_text(
+        "# Long\n\n" + "Initech ships TPS reports to Globex in Austin. " * 4000, encoding="utf-8"
+    )
+    ballast = _fill(small_disk)
+    full = _cli("rebuild-graph", str(corpus), "--quiet", pgdata=pgdata)
+    ballast.unlink()
+    assert full.returncode != 0, "the rebuild succeeded on a full disk: the test proved nothing"
+    assert full.stderr.startswith("error:") and "Traceback" not in full.stderr, full.stderr
+    assert "space" in full.stderr.lower(), full.stderr
+    db = _embedded_db(pgdata)
+    assert snapshot(db) == before, "the previous knowledge base changed"
+    again = _cli("rebuild-graph", str(corpus), "--quiet", pgdata=pgdata)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert snapshot(db) != before
+    record(
+        "fault_disk_full",
+        error=full.stderr.strip().splitlines()[0][:300],
+        previous_graph_intact=True,
+        next_run_completed=True,
+    )
+
+
+def test_read_only_data_directory_is_a_clear_error_and_loses_nothing(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    from sql.embedded import stop_embedded
+
+    pgdata = small_disk / "pgdata"
+    corpus = write_corpus(tmp_path / "notes")
+    assert _cli("rebuild-graph", str(corpus), "--quiet", pgdata=pgdata).returncode == 0
+    before = snapshot(_embedded_db(pgdata))
+    stop_embedded(pgdata)
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    try:
+        status = _cli("status", pgdata=pgdata)
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)
+    assert status.returncode != 0
+    assert status.stderr.startswith("error:") and "Traceback" not in status.stderr, status.stderr
+    assert "not writable" in status.stderr or "read-only" in status.stderr.lower(), status.stderr
+    again = _cli("status", pgdata=pgdata)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert snapshot(_embedded_db(pgdata)) == before
+    record(
+        "fault_read_only_pgdata",
+        error=status.stderr.strip().splitlines()[0][:300],
+        data_intact=True,
+    )
