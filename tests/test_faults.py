@@ -214,6 +214,145 @@ def test_rebuild_while_clients_query_every_answer_is_from_one_build(
     )
 
 
+# -- the database stopped and restarted under load -------------------------------------
+
+OUTAGE_S = 5.0
+DB_TIMEOUT_S = 2  # KB_DB_CONNECT_TIMEOUT of the server under test
+
+
+def _start_postgres(pgdata: Path) -> str:
+    """Start the embedded server in ``pgdata`` from a separate process, as the
+    product's commands do; it keeps running after that process ends."""
+    started = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from sql.embedded import start_embedded; "
+            "print(start_embedded(Path(sys.argv[1])))",
+            str(pgdata),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return started.stdout.strip()
+
+
+@pytest.fixture()
+def own_postgres(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """A PostgreSQL of this test's own, which it may stop and start."""
+    from sql.embedded import stop_embedded
+
+    pgdata = Path(tempfile.mkdtemp(prefix="kb-outage-")) / "pgdata"
+    try:
+        yield pgdata, _start_postgres(pgdata)
+    finally:
+        stop_embedded(pgdata)
+        shutil.rmtree(pgdata.parent, ignore_errors=True)
+
+
+async def _hammer(
+    url: str, key: str, offset: int, stop: anyio.Event, out: list[dict[str, Any]]
+) -> None:
+    """Call the tools in turn until ``stop``; one record per call."""
+    async with _session(url, key) as client:
+        i = offset
+        while not stop.is_set():
+            tool, args = CALLS[i % len(CALLS)]
+            i += 1
+            began = time.monotonic()
+            with anyio.fail_after(60):
+                result = await client.call_tool(tool, args)
+            env = result.structured_content or {}
+            error = env.get("error") or {}
+            out.append(
+                {
+                    "tool": tool,
+                    "start": began,
+                    "end": time.monotonic(),
+                    "code": error.get("code"),
+                    "action": error.get("action"),
+                }
+            )
+
+
+def test_database_stopped_under_load_fails_fast_and_service_returns_by_itself(
+    own_postgres: tuple[Path, str], embedder: Any, extractor: Any, tmp_path: Path
+) -> None:
+    from sql.database import open_database
+    from sql.embedded import stop_embedded
+    from sql.settings import DatabaseSettings
+
+    pgdata, uri = own_postgres
+    db = open_database(DatabaseSettings(database_url=uri))
+    Rebuilder(db, embedder=embedder, extractor=extractor).run(write_corpus(tmp_path / "notes"))
+    keys = tmp_path / "keys.json"
+    key = KeyStore.load(keys).create("faults")
+    env = _server_env(uri, keys, KB_DB_CONNECT_TIMEOUT=str(DB_TIMEOUT_S))
+    proc, url = _start_http(env)
+    records: list[dict[str, Any]] = []
+    marks: dict[str, float] = {}
+    try:
+
+        async def scenario() -> None:
+            stop = anyio.Event()
+            async with anyio.create_task_group() as tg:
+                for n in range(8):
+                    tg.start_soon(_hammer, url, key, n * 2, stop, records)
+                await anyio.sleep(3.0)
+                marks["down"] = time.monotonic()
+                await anyio.to_thread.run_sync(stop_embedded, pgdata)
+                marks["stopped"] = time.monotonic()
+                await anyio.sleep(OUTAGE_S)
+                marks["restarting"] = time.monotonic()
+                assert await anyio.to_thread.run_sync(_start_postgres, pgdata) == uri
+                marks["up"] = time.monotonic()
+                await anyio.sleep(10.0)
+                stop.set()
+
+        anyio.run(scenario)
+        alive = proc.poll() is None
+    finally:
+        log = _stop(proc)
+    assert alive, "the server died with its database"
+    assert "Traceback" not in log, log[-3000:]
+    before = [r for r in records if r["end"] < marks["down"]]
+    outage = [r for r in records if marks["down"] <= r["end"] and r["start"] < marks["up"]]
+    after = [r for r in records if r["start"] >= marks["up"]]
+    assert before and outage and after
+    assert all(r["code"] is None for r in before)
+    failed = [r for r in records if r["code"] is not None]
+    assert failed, "no call met the outage: the test proved nothing"
+    codes = {r["code"] for r in failed}
+    assert codes == {"DB_CONNECTION"}, codes
+    assert all("Retry" in (r["action"] or "") for r in failed)
+    longest = max(r["end"] - r["start"] for r in records)
+    assert longest <= DB_TIMEOUT_S + 2.0, f"a call took {longest:.1f} s during the outage"
+    first_ok = min(r["end"] for r in after if r["code"] is None)
+    recovery = first_ok - marks["up"]
+    late_failures = [r for r in after if r["code"] is not None and r["start"] > first_ok]
+    assert recovery <= 5.0, f"full service returned {recovery:.1f} s after the database"
+    assert late_failures == [], late_failures[:3]
+    by_code: dict[str, int] = {}
+    for r in records:
+        by_code[r["code"] or "ok"] = by_code.get(r["code"] or "ok", 0) + 1
+    record(
+        "fault_database_outage",
+        clients=8,
+        calls=len(records),
+        calls_during_outage=len(outage),
+        outcomes=by_code,
+        database_down_s=round(marks["up"] - marks["down"], 2),
+        longest_call_s=round(longest, 3),
+        configured_timeout_s=DB_TIMEOUT_S,
+        recovery_after_database_s=round(recovery, 3),
+        failures_after_recovery=len(late_failures),
+        server_restarted=False,
+    )
+
+
 # -- the server process killed and restarted --------------------------------------------
 
 
