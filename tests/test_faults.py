@@ -28,6 +28,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from psycopg.conninfo import make_conninfo
 
 from extraction.pipeline import Rebuilder
 from extraction.settings import ExtractionSettings
@@ -218,6 +219,7 @@ def test_rebuild_while_clients_query_every_answer_is_from_one_build(
 
 OUTAGE_S = 5.0
 DB_TIMEOUT_S = 2  # KB_DB_CONNECT_TIMEOUT of the server under test
+DB_PASSWORD = "pw-7f3a9c-never-shown"
 
 
 def _start_postgres(pgdata: Path) -> str:
@@ -274,6 +276,7 @@ async def _hammer(
                     "end": time.monotonic(),
                     "code": error.get("code"),
                     "action": error.get("action"),
+                    "text": json.dumps(env),
                 }
             )
 
@@ -290,7 +293,12 @@ def test_database_stopped_under_load_fails_fast_and_service_returns_by_itself(
     Rebuilder(db, embedder=embedder, extractor=extractor).run(write_corpus(tmp_path / "notes"))
     keys = tmp_path / "keys.json"
     key = KeyStore.load(keys).create("faults")
-    env = _server_env(uri, keys, KB_DB_CONNECT_TIMEOUT=str(DB_TIMEOUT_S))
+    # a password in the URL (the embedded server trusts local users, so any works):
+    # it must reach neither the answers nor the log
+    with_password = make_conninfo(uri, password=DB_PASSWORD)
+    env = _server_env(
+        with_password, keys, KB_DB_CONNECT_TIMEOUT=str(DB_TIMEOUT_S), LOG_LEVEL="DEBUG"
+    )
     proc, url = _start_http(env)
     records: list[dict[str, Any]] = []
     marks: dict[str, float] = {}
@@ -318,6 +326,9 @@ def test_database_stopped_under_load_fails_fast_and_service_returns_by_itself(
         log = _stop(proc)
     assert alive, "the server died with its database"
     assert "Traceback" not in log, log[-3000:]
+    assert log, "the server logged nothing at DEBUG: the log check would prove nothing"
+    assert DB_PASSWORD not in log and key not in log
+    assert not [r for r in records if DB_PASSWORD in r["text"] or key in r["text"]]
     before = [r for r in records if r["end"] < marks["down"]]
     outage = [r for r in records if marks["down"] <= r["end"] and r["start"] < marks["up"]]
     after = [r for r in records if r["start"] >= marks["up"]]
@@ -350,6 +361,7 @@ def test_database_stopped_under_load_fails_fast_and_service_returns_by_itself(
         recovery_after_database_s=round(recovery, 3),
         failures_after_recovery=len(late_failures),
         server_restarted=False,
+        password_or_key_in_answers_or_debug_log=False,
     )
 
 

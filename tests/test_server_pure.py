@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import os
 import stat
+import statistics
+import time
 from datetime import date
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from server.errors import ErrorCode, ToolFailure
 from server.ratelimit import TokenBucketLimiter
 from server.settings import ServerSettings
 from server.shaping import allowed_fields, check_fields, search_item, select_fields
+from tests.reliability import record
 
 # -- cursors ---------------------------------------------------------------------
 
@@ -252,6 +255,35 @@ def test_keys_are_stored_hashed_and_checked(tmp_path: Path) -> None:
     (tmp_path / "junk.json").write_text("not json")
     with pytest.raises(KeyFileError, match="not a key file"):
         KeyStore.load(tmp_path / "junk.json")
+
+
+def test_key_check_takes_as_long_for_a_near_miss_as_for_a_far_one(tmp_path: Path) -> None:
+    store = KeyStore.load(tmp_path / "keys.json")
+    key = store.create("laptop")
+    for n in range(4):
+        store.create(f"other-{n}")
+    near = key[:-1] + ("x" if key[-1] != "x" else "y")  # all but the last character right
+    far = "kb_" + "z" * (len(key) - 3)
+
+    def took(presented: str) -> int:
+        start = time.perf_counter_ns()
+        with pytest.raises(ToolFailure):
+            store.identify(presented)
+        return time.perf_counter_ns() - start
+
+    samples: dict[str, list[int]] = {"near": [], "far": []}
+    for _ in range(3000):  # interleaved, so drift hits both alike
+        samples["near"].append(took(near))
+        samples["far"].append(took(far))
+    ratio = statistics.median(samples["near"]) / statistics.median(samples["far"])
+    assert 0.8 < ratio < 1.25, ratio
+    record(
+        "security_constant_time_keys",
+        checks_each=3000,
+        median_near_miss_ns=statistics.median(samples["near"]),
+        median_far_miss_ns=statistics.median(samples["far"]),
+        ratio=round(ratio, 3),
+    )
 
 
 @pytest.mark.parametrize(

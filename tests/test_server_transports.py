@@ -22,6 +22,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from server.auth import KeyStore
 from sql.database import Database
 from tests.conftest import REPO
+from tests.reliability import record
 
 pytestmark = pytest.mark.slow
 
@@ -70,7 +71,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start_http(env: dict[str, str], port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+def _start_http(
+    env: dict[str, str], port: int | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
     port = port or _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", str(port)],
@@ -122,6 +125,20 @@ def _http_call(url: str, headers: dict[str, str], tool: str, args: dict[str, Any
     return anyio.run(main)
 
 
+def test_http_listens_on_loopback_only_by_default(http_server: tuple[str, str]) -> None:
+    import psutil
+
+    url, _ = http_server
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    listening = [
+        c.laddr
+        for c in psutil.net_connections(kind="inet")
+        if c.status == psutil.CONN_LISTEN and c.laddr.port == port
+    ]
+    assert listening and all(addr.ip == "127.0.0.1" for addr in listening), listening
+    record("security_loopback_bind", listening=[f"{a.ip}:{a.port}" for a in listening])
+
+
 def test_streamable_http_with_bearer_and_x_api_key(http_server: tuple[str, str]) -> None:
     url, key = http_server
     bearer = _http_call(url, {"Authorization": f"Bearer {key}"}, "list_vendors", {})
@@ -157,6 +174,7 @@ def test_oversized_http_bodies_are_refused(http_server: tuple[str, str]) -> None
         timeout=30,
     )
     assert response.status_code == 413
+    record("security_body_limit", body_bytes=len(response.request.content), status=413)
 
 
 def test_keys_never_reach_the_logs(keyed: tuple[dict[str, str], str]) -> None:
@@ -175,6 +193,7 @@ def test_keys_never_reach_the_logs(keyed: tuple[dict[str, str], str]) -> None:
     assert log, "the server logged nothing at DEBUG: the test would prove nothing"
     assert key not in log and "kb_wrong_secret_value" not in log
     assert "password" not in log.lower()
+    record("security_keys_not_logged", debug_log_lines=len(log.splitlines()), keys_found=0)
 
 
 def _inspector(env: dict[str, str], *args: str) -> Any:
@@ -280,3 +299,52 @@ def test_keys_cli(tmp_path: Path) -> None:
     assert run("revoke", "desk").returncode == 0
     assert "revoked" in run("list").stdout
     assert run("revoke", "nobody").stderr.startswith("error:")
+
+
+def test_rate_limits_are_exact_over_http_and_one_key_cannot_exhaust_another(
+    keyed: tuple[dict[str, str], str], tmp_path: Path
+) -> None:
+    env, busy = keyed
+    quiet = KeyStore.load(Path(env["KB_API_KEYS_FILE"])).create("quiet")
+    limit, parallel = 20, 60
+    env = {k: v for k, v in env.items() if k != "BMCIS_API_KEY"}
+    proc, url = _start_http(env | {"BMCIS_RATE_LIMIT_MINUTE": str(limit)})
+    codes: dict[str, list[str | None]] = {"busy": [], "quiet": []}
+
+    async def calls(key: str, who: str, n: int) -> None:
+        async with (
+            create_mcp_http_client(headers={"X-API-Key": key}) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+
+            async def one() -> None:
+                result = await client.call_tool("list_vendors", {"page_size": 1})
+                codes[who].append((result.structured_content.get("error") or {}).get("code"))
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(n):
+                    tg.start_soon(one)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(3):  # three sessions of one key, all calls at once
+                tg.start_soon(calls, busy, "busy", parallel // 3)
+            tg.start_soon(calls, quiet, "quiet", limit // 2)
+
+    try:
+        anyio.run(main)
+    finally:
+        _stop(proc)
+    assert len(codes["busy"]) == parallel
+    assert codes["busy"].count(None) == limit, codes["busy"]
+    assert set(codes["busy"]) == {None, "RATE_LIMIT"}
+    assert codes["quiet"] == [None] * (limit // 2), "another key's traffic limited this one"
+    record(
+        "security_rate_limit_http",
+        limit_per_minute=limit,
+        parallel_calls_one_key=parallel,
+        allowed=codes["busy"].count(None),
+        refused_rate_limit=codes["busy"].count("RATE_LIMIT"),
+        other_key_calls=limit // 2,
+        other_key_allowed=codes["quiet"].count(None),
+    )
