@@ -17,12 +17,15 @@ from typing import Any, NoReturn
 import orjson
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from extraction.settings import BUNDLED_SAMPLE
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+#: Longest text ``extract`` takes: spaCy's ``nlp.max_length`` (longer texts raise).
+EXTRACT_MAX_CHARS = 1_000_000
 
 ENVIRONMENT_HELP = """\
 environment:
@@ -126,7 +129,10 @@ def _parser() -> argparse.ArgumentParser:
         "text: a file, or standard input with '-'.",
     )
     extract.add_argument(
-        "file", nargs="?", default="-", help="text or markdown file, or - for stdin"
+        "file",
+        nargs="?",
+        default="-",
+        help="text or markdown file, or - for stdin (at most 1,000,000 characters)",
     )
     extract.add_argument("--vendor", help="vendor the text is about (seeds the entity ruler)")
     extract.add_argument("--json", action="store_true", help="print JSON (default: tables)")
@@ -172,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "eval":
             return _cmd_eval(args)
     except CliError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return exc.code
     except KeyboardInterrupt:
         err.print("[bold red]interrupted[/]: nothing half-done was published")
@@ -269,35 +275,53 @@ def _cmd_stop_db() -> int:
 
 
 def _read_text_arg(name: str) -> str:
+    limit = 4 * EXTRACT_MAX_CHARS  # bytes: UTF-8 takes at most 4 per character
     if name == "-":
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(limit + 1)
         where = "standard input"
     else:
         p = Path(name)
         if not p.is_file():
-            raise CliError(f"{name}: no such file", EXIT_USAGE)
+            if p.exists():
+                reason = "not a regular file"
+            elif p.is_symlink():
+                reason = "broken symlink or symlink loop"
+            else:
+                reason = "no such file"
+            raise CliError(f"{name}: {reason}", EXIT_USAGE)
         try:
-            data = p.read_bytes()
+            with p.open("rb") as handle:
+                data = handle.read(limit + 1)
         except OSError as exc:
             raise CliError(f"{name}: cannot read ({exc.strerror})") from None
         where = name
+    if len(data) > limit:
+        raise CliError(f"{where}: over {limit:,} bytes; split the text", EXIT_USAGE)
     if b"\x00" in data:
         raise CliError(f"{where}: binary data (NUL bytes), not text", EXIT_USAGE)
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise CliError(
             f"{where}: not UTF-8 (first bad byte at offset {exc.start}); convert it to UTF-8",
             EXIT_USAGE,
         ) from None
+    if len(text) > EXTRACT_MAX_CHARS:
+        raise CliError(
+            f"{where}: {len(text):,} characters, over the {EXTRACT_MAX_CHARS:,} that one "
+            "extraction reads; split the text",
+            EXIT_USAGE,
+        )
+    return text
 
 
 def _cmd_extract(args: argparse.Namespace) -> int:
+    text = _read_text_arg(args.file)  # a file that is not text is refused before spaCy loads
+
     from extraction.models import ExtractionContext
     from extraction.nlp import Extractor
     from extraction.report import extraction_to_dict, render_extraction
 
-    text = _read_text_arg(args.file)
     context = ExtractionContext(vendor=args.vendor.strip() if args.vendor else None)
     result = Extractor.load().extract(text, context)
     data = extraction_to_dict(result)

@@ -20,11 +20,18 @@ Bad input, and what is done about it (``Problem.kind``):
   byte. Losing a note is worse than a few wrong accents, and the operator is told.
 * ``binary``: NUL bytes, or more than 10 % control characters: skipped.
 * ``too_large``: over ``max_bytes`` (default 5 MB, the corpus' largest note is 122 KB): skipped.
-* ``unreadable``: permission denied, broken symlink, other ``OSError``: skipped.
-* ``front_matter_error``: YAML error, unterminated block, or not a mapping: kept, body is
-  the text after the block, ``metadata["front_matter_error"]`` holds the reason.
+* ``unreadable``: permission denied, broken symlink, not a regular file (a FIFO would
+  block the read), other ``OSError``: skipped.
+* ``front_matter_error``: YAML error, unterminated block, not a mapping, nested over 100
+  levels, or a NUL character (``"\\0"``, which PostgreSQL cannot store): kept, body is
+  the text after the block, ``metadata["front_matter_error"]`` holds the reason. A
+  front-matter ``vendor`` over 200 characters is not a name and is ignored.
 * ``symlink_loop`` / ``symlink_escape``: directory symlinks are followed only inside the
-  root and only once per real directory; file symlinks only when they point inside the root.
+  root and only once per real directory; file symlinks only when they point inside the root;
+  symlinks that point at each other are skipped.
+* ``bad_name``: a note or folder whose name is not valid UTF-8 (the database stores
+  names as text): skipped, shown with ``\\xNN`` escapes.
+* ``path_too_long``: a stored path over 1 KB (it is an index key): skipped.
 * ``README.md``, ``LICENSE*.md``, ``CHANGELOG.md``... directly in the root folder describe the
   corpus and are not read (the same names inside vendor folders are notes, and are read).
 * ``duplicate_vendor``: vendor folders whose names normalise alike (``Apple`` and
@@ -50,7 +57,7 @@ from typing import Any
 import yaml
 
 from extraction.models import SourceDocument
-from extraction.names import normalize_name, vendor_display_name
+from extraction.names import MAX_NAME_CHARS, normalize_name, vendor_display_name
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -69,6 +76,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
+#: Longest stored path (UTF-8 bytes): it is a btree index key, which holds ~2.7 KB.
+MAX_PATH_BYTES = 1024
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 UNATTRIBUTED = "_unattributed"
 VENDORS_DIR = "vendors"
@@ -165,6 +174,29 @@ def _is_corpus_doc(name: str) -> bool:
     return stem.split("-", 1)[0] in _CORPUS_DOCS
 
 
+def _is_utf8(name: str) -> bool:
+    """False for a name with bytes that are not UTF-8 (decoded as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _is_regular(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return True  # reading it will say what is wrong
+
+
 def _walk(root: Path) -> _Walk:
     """Collect markdown files, sorted by stored path, guarding against symlink trouble."""
     out = _Walk()
@@ -199,8 +231,23 @@ def _walk(root: Path) -> _Walk:
             entry_rel = rel / entry.name
             shown = (prefix / entry_rel).as_posix()
             path = Path(entry.path)
+            if not _is_utf8(entry.name):  # the database stores names as UTF-8 text
+                if _is_dir(entry) or Path(entry.name).suffix.lower() in MARKDOWN_SUFFIXES:
+                    out.problems.append(
+                        Problem(
+                            os.fsencode(shown).decode("utf-8", "backslashreplace"),
+                            "bad_name",
+                            "the name is not valid UTF-8: rename it",
+                            "skipped",
+                        )
+                    )
+                continue
             if entry.is_symlink():
-                target = path.resolve()
+                try:
+                    target = path.resolve()
+                except (OSError, RuntimeError):  # links that point at each other
+                    out.problems.append(Problem(shown, "symlink_loop", "symlink loop", "skipped"))
+                    continue
                 if not target.exists():
                     if entry.name.lower().endswith(tuple(MARKDOWN_SUFFIXES)):
                         out.problems.append(
@@ -217,11 +264,7 @@ def _walk(root: Path) -> _Walk:
                         )
                     )
                     continue
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
-            if is_dir:
+            if _is_dir(entry):
                 tst = path.stat()
                 if (tst.st_dev, tst.st_ino) in seen_dirs:
                     out.problems.append(
@@ -237,7 +280,29 @@ def _walk(root: Path) -> _Walk:
             elif Path(entry.name).suffix.lower() in MARKDOWN_SUFFIXES and not (
                 rel == PurePosixPath() and _is_corpus_doc(entry.name)
             ):
+                if not _is_regular(entry):  # reading a FIFO would wait for a writer
+                    out.problems.append(
+                        Problem(
+                            shown,
+                            "unreadable",
+                            "not a regular file (pipe, socket or device)",
+                            "skipped",
+                        )
+                    )
+                    continue
                 stored = prefix / entry_rel
+                size = len(stored.as_posix().encode())
+                if size > MAX_PATH_BYTES:
+                    out.problems.append(
+                        Problem(
+                            shown,
+                            "path_too_long",
+                            f"the path is {size:,} bytes long; at most {MAX_PATH_BYTES:,} "
+                            "can be stored: move the note up or shorten folder names",
+                            "skipped",
+                        )
+                    )
+                    continue
                 out.files.append((stored.as_posix(), path, _vendor_folder(stored)))
 
     visit(base, PurePosixPath())
@@ -290,6 +355,9 @@ _RELEASE_KEYS = (
     "latestReleaseDate",
 )
 _MAX_METADATA_BYTES = 4096
+# Front matter is a few levels deep. libyaml builds nested collections by recursion in
+# C: some 30,000 levels of "[" crash the process (a segmentation fault, no traceback).
+_MAX_YAML_DEPTH = 100
 _MAX_RELEASE_ROWS = 30
 _MONTH_NAMES = (
     *("january", "february", "march", "april", "may", "june", "july"),
@@ -329,6 +397,8 @@ def _parse_front_matter(text: str) -> _FrontMatter:
         return _FrontMatter({}, text)
     raw, body = match.group("yaml"), text[match.end() :]
     try:
+        if _nests_deeper(raw, _MAX_YAML_DEPTH):
+            return _FrontMatter({}, body, "front matter nests too deeply", 1, raw)
         data = yaml.load(raw, Loader=_SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -343,7 +413,46 @@ def _parse_front_matter(text: str) -> _FrontMatter:
     if not isinstance(data, dict):
         kind = type(data).__name__
         return _FrontMatter({}, body, f"front matter is a {kind}, not a mapping", 2, raw)
+    if _holds_nul(data):
+        error = "front matter holds a NUL character (a \\0 or \\x00 escape)"
+        return _FrontMatter({}, body, error, None, raw)
     return _FrontMatter(data, body, raw=raw)
+
+
+def _nests_deeper(raw: str, limit: int) -> bool:
+    """Whether collections in ``raw`` nest more than ``limit`` deep, read from the
+    parser's event stream (flat, unlike building the objects)."""
+    depth = 0
+    for event in yaml.parse(raw, Loader=_SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > limit:
+                return True
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return False
+
+
+def _holds_nul(value: Any) -> bool:
+    """Whether a string in loaded YAML holds NUL, which PostgreSQL text cannot store.
+
+    Aliases share objects (and can make cycles): each container is looked at once.
+    """
+    seen: set[int] = set()
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict | list | set | frozenset) and id(item) not in seen:
+            seen.add(id(item))
+            if isinstance(item, dict):
+                pending.extend(item.keys())
+                pending.extend(item.values())
+            else:
+                pending.extend(item)
+    return False
 
 
 def _jsonable(value: Any, budget: list[int] | None = None, depth: int = 0) -> Any:
@@ -576,7 +685,7 @@ def _vendor(folder: str | None, front: dict[str, Any]) -> str:
             return name
     for key in ("vendor", "created_by"):
         value = front.get(key)
-        if isinstance(value, str) and value.strip():
+        if isinstance(value, str) and value.strip() and len(value) <= MAX_NAME_CHARS:
             return vendor_display_name(value)
     return UNATTRIBUTED
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from extraction.models import EntityMention, ExtractionResult
-from extraction.names import normalize_name
+from extraction.names import MAX_NAME_CHARS, normalize_name
 from extraction.resolve import resolve_entities
 
 #: How sure a single mention makes us that the entity exists, by who found it.
@@ -91,17 +91,22 @@ def _snippet(content: str, start: int, end: int) -> str:
     return ("…" if lo > 0 else "") + text + ("…" if hi < len(content) else "")
 
 
+def _is_name(text: str) -> bool:
+    return len(text) <= MAX_NAME_CHARS
+
+
 def build_vendor_graph(rows: Sequence[VendorChunkExtraction]) -> VendorGraph:
     """Resolve and aggregate one vendor's extraction results.
 
     Mentions that start inside a chunk's overlap with its predecessor are
     skipped (the predecessor already counted them), and so are relations whose
-    both ends lie there.
+    both ends lie there. Mentions and relations with a name over
+    :data:`~extraction.names.MAX_NAME_CHARS` are token soup, not names: dropped.
     """
     kept: list[tuple[VendorChunkExtraction, EntityMention]] = []
     for row in rows:
         for m in row.result.entities:
-            if m.start >= row.overlap_chars:
+            if m.start >= row.overlap_chars and _is_name(m.text) and _is_name(m.canonical):
                 kept.append((row, m))
     resolution = resolve_entities([m for _, m in kept])
 
@@ -152,6 +157,8 @@ def build_vendor_graph(rows: Sequence[VendorChunkExtraction]) -> VendorGraph:
     for row in rows:
         for r in row.result.relations:
             if r.source_span[0] < row.overlap_chars and r.target_span[0] < row.overlap_chars:
+                continue
+            if not (_is_name(r.source) and _is_name(r.target)):
                 continue
             s = entity_for(r.source, r.source_label)
             t = entity_for(r.target, r.target_label)

@@ -13,6 +13,7 @@ from sql.names import LEGAL_SUFFIXES, fold, normalize_name
 
 __all__ = [
     "LEGAL_SUFFIXES",
+    "MAX_NAME_CHARS",
     "display_form",
     "fold",
     "guess_vendor_type",
@@ -21,6 +22,11 @@ __all__ = [
 ]
 
 _SPACES = re.compile(r"\s+")
+
+#: Longest vendor or entity name stored. The tools take names of at most 200
+#: characters; a much longer "name" is junk, and a btree index entry cannot hold one
+#: of a few kilobytes (one such name would fail the whole rebuild).
+MAX_NAME_CHARS = 200
 
 
 def vendor_display_name(folder: str) -> str:

