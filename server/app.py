@@ -2,14 +2,16 @@
 
 Built by :func:`create_server` from settings; the service (pool, models,
 caches) lives for the server's lifespan. Tool inputs are validated strictly
-before anything runs: wrong types, unknown or missing parameters and
-out-of-range values get INVALID_PARAMS naming what to change (a query over
-500 characters gets QUERY_TOO_LONG). Every answer is the envelope, as
-structured content (matching the published output schema) and as JSON text.
+before anything runs: wrong types, unknown or missing parameters, text that
+is not valid Unicode (lone surrogates) and out-of-range values get
+INVALID_PARAMS naming what to change (a query over 500 characters gets
+QUERY_TOO_LONG). Every answer is the envelope, as structured content
+(matching the published output schema) and as JSON text.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -27,6 +29,9 @@ from server.service import Outcome, Service
 from server.settings import ServerSettings
 
 Mode = Literal["ids_only", "metadata", "preview", "full"]
+# a field name or relationship type: short, and echoed in errors, so bounded
+Word = Annotated[str, Field(max_length=100)]
+_SURROGATE = re.compile("[\ud800-\udfff]")
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 INSTRUCTIONS = """\
 Vendor knowledge: hybrid search over a business's vendor notes and a per-vendor knowledge graph.
@@ -63,11 +68,19 @@ def _argument_problem(model: Any, arguments: dict[str, Any]) -> ToolFailure | No
     known = {f.alias or n for n, f in model.model_fields.items()}
     unknown = sorted(set(arguments) - known)
     if unknown:
+        takes = ", ".join(sorted(known)) or "no parameters"
         return ToolFailure(
             ErrorCode.INVALID_PARAMS,
-            f"Unknown parameter(s) {', '.join(map(repr, unknown))}; this tool takes "
-            f"{', '.join(sorted(known))}.",
+            f"Unknown parameter(s) {', '.join(map(repr, unknown))}; this tool takes {takes}.",
         )
+    for name, value in arguments.items():
+        # JSON can escape a lone UTF-16 surrogate ("\ud800"); such text cannot be
+        # encoded again, so no answer quoting it could be sent
+        if _has_surrogate(value):
+            return ToolFailure(
+                ErrorCode.INVALID_PARAMS,
+                f"{name}: contains a lone UTF-16 surrogate (invalid Unicode): send plain text.",
+            )
     try:
         model.model_validate(arguments, strict=True)
     except ValidationError as exc:
@@ -85,6 +98,23 @@ def _argument_problem(model: Any, arguments: dict[str, Any]) -> ToolFailure | No
             ErrorCode.INVALID_PARAMS, "Invalid parameters: " + "; ".join(problems) + "."
         )
     return None
+
+
+def _has_surrogate(value: object) -> bool:
+    """Whether a string anywhere in ``value`` (nested lists and objects included)
+    holds a lone surrogate, U+D800-U+DFFF."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            pending.extend(item)
+            pending.extend(item.values())
+    return False
 
 
 def _result(outcome: Outcome, service: Service) -> CallToolResult:
@@ -168,7 +198,7 @@ def create_server(
             ),
         ] = None,
         fields: Annotated[
-            list[str] | None,
+            list[Word] | None,
             Field(
                 max_length=20,
                 description="only these result fields (must exist in the chosen mode)",
@@ -266,7 +296,7 @@ def create_server(
         ctx: Context[Any, Any],
         max_hops: Annotated[int, Field(ge=1, le=20, description="longest path (1-20)")] = 6,
         relationship_types: Annotated[
-            list[str] | None, Field(max_length=20, description="only these relationship types")
+            list[Word] | None, Field(max_length=20, description="only these relationship types")
         ] = None,
     ) -> Annotated[CallToolResult, AnyEnvelope]:
         """The shortest chain of relationships linking two entities of a vendor's graph."""
@@ -289,7 +319,7 @@ def create_server(
         ctx: Context[Any, Any],
         depth: Annotated[int, Field(ge=1, le=5, description="hops (1-5)")] = 1,
         relationship_types: Annotated[
-            list[str] | None, Field(max_length=20, description="only these relationship types")
+            list[Word] | None, Field(max_length=20, description="only these relationship types")
         ] = None,
         limit: Annotated[int, Field(ge=1, le=500, description="most neighbours")] = 50,
     ) -> Annotated[CallToolResult, AnyEnvelope]:

@@ -642,4 +642,6 @@ class Service:
 
 def _entity_ref(text: str) -> int | str:
     stripped = text.strip()
-    return int(stripped) if stripped.isdigit() and len(stripped) < 19 else text
+    # ASCII digits only: str.isdigit() also admits '²' and '①', which int() refuses
+    decimal = stripped.isascii() and stripped.isdigit()
+    return int(stripped) if decimal and len(stripped) < 19 else text
