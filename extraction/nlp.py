@@ -7,6 +7,10 @@ of the sentence). Per-text seeds (vendor name, front-matter entities) vary
 from text to text, so they are not added to the ruler: a cached
 :class:`~spacy.matcher.PhraseMatcher` per :class:`ExtractionContext` runs
 after the pipe and its matches are merged with the model's entities.
+Merged spans then get their boundaries repaired (:mod:`extraction.spans`:
+legal forms taken in, titles and trailing prepositions cut off), and
+proper-noun runs the model missed are offered to the relation classifier as
+guessed mentions (never as entities).
 
 Nothing spaCy-typed leaves this module: callers get
 :class:`~extraction.models.ExtractionResult`.
@@ -29,6 +33,7 @@ from extraction.models import EntityMention, ExtractionContext, ExtractionResult
 from extraction.names import display_form, guess_vendor_type
 from extraction.relations import Mention, extract_relations, pronoun_mentions
 from extraction.relclf import RelationClassifier, load_default
+from extraction.spans import name_chars, proper_noun_runs, repair_spans
 
 #: OntoNotes label -> our entity type. WORK_OF_ART, LAW, LANGUAGE and NORP are
 #: dropped: in this corpus they are mostly titles, licences and "English", and
@@ -332,40 +337,61 @@ class Extractor:
         return kept
 
     def _named_mentions(self, doc: Doc, context: ExtractionContext | None) -> list[Mention]:
-        """Merged entity mentions of a parsed text (no pronouns)."""
+        """Merged entity mentions of a parsed text, boundaries repaired (no pronouns)."""
         found = self._candidates(doc, context or ExtractionContext())
         if not found:
             return []
-        spans = self._merge(doc, found)
-        return [Mention(span, span.label_, display_form(span.text)) for span in spans]
+        spans = repair_spans(doc, self._merge(doc, found))
+        return [Mention(span, span.label_, _canonical(span)) for span in spans]
 
-    def _mentions(self, doc: Doc, context: ExtractionContext | None) -> list[Mention]:
-        """Entity mentions plus pronoun mentions, as relation extraction sees them."""
-        mentions = self._named_mentions(doc, context)
+    def _relation_mentions(self, doc: Doc, named: list[Mention]) -> list[Mention]:
+        """What relation extraction sees: named, guessed and pronoun mentions.
+
+        Guessed proper-noun runs (:func:`~extraction.spans.proper_noun_runs`)
+        are not entities of the result: only the relation classifier weighs them.
+        """
+        guessed = [
+            Mention(span, span.label_, _canonical(span), guessed=True)
+            for span in proper_noun_runs(doc, [m.span for m in named])
+        ]
+        mentions = sorted([*named, *guessed], key=lambda m: m.span.start)
         return mentions + pronoun_mentions(doc, mentions) if mentions else []
 
+    def _mentions(self, doc: Doc, context: ExtractionContext | None) -> list[Mention]:
+        """Every mention relation extraction sees (the trainer uses this too)."""
+        return self._relation_mentions(doc, self._named_mentions(doc, context))
+
     def _result(self, doc: Doc, context: ExtractionContext) -> ExtractionResult:
-        mentions = self._named_mentions(doc, context)
+        named = self._named_mentions(doc, context)
+        mentions = self._relation_mentions(doc, named)
         if not mentions:
             return ExtractionResult()
-        entities = tuple(
-            EntityMention(
-                text=m.span.text,
-                label=m.label,
-                start=m.span.start_char,
-                end=m.span.end_char,
-                canonical=m.canonical,
-                source=m.span.kb_id_,
+        entities = []
+        for m in named:
+            start, end = name_chars(m.span)
+            entities.append(
+                EntityMention(
+                    text=m.span.text[: end - start],
+                    label=m.label,
+                    start=start,
+                    end=end,
+                    canonical=m.canonical,
+                    source=m.span.kb_id_,
+                )
             )
-            for m in mentions
-        )
         relations = extract_relations(
             doc,
-            mentions + pronoun_mentions(doc, mentions),
+            mentions,
             keep_unresolved_pronouns=self.keep_unresolved_pronouns,
             classifier=self.classifier,
         )
-        return ExtractionResult(entities=entities, relations=tuple(relations))
+        return ExtractionResult(entities=tuple(entities), relations=tuple(relations))
+
+
+def _canonical(span: Span) -> str:
+    # Doc.text joins the whole text on every call: cut the span's own text
+    start, end = name_chars(span)
+    return display_form(span.text[: end - start])
 
 
 def entity_spans(results: Sequence[ExtractionResult]) -> list[list[tuple[int, int, str]]]:

@@ -49,8 +49,9 @@ if TYPE_CHECKING:
     from extraction.nlp import Extractor
 
 #: Bump when extraction output changes for the same input: cached results of an
-#: older extractor are then recomputed.
-EXTRACTOR_VERSION = "3"
+#: older extractor are then recomputed, and the next rebuild extracts every note
+#: made with another version again (``documents.extractor_version``).
+EXTRACTOR_VERSION = "4"
 
 _REBUILD_LOCK = 7_344_202
 
@@ -339,9 +340,12 @@ class Rebuilder:
         conn.execute(q["mark_interrupted_builds"])
         conn.commit()
         bind_embedding_model(conn, self.model.name, self.model.dimension)
-        existing = {r["source_path"]: r["content_hash"] for r in conn.execute(q["document_hashes"])}
+        stored = conn.execute(q["document_hashes"]).fetchall()
+        existing = {r["source_path"]: r["content_hash"] for r in stored}
+        # notes whose graph facts an older extractor made are extracted again
+        outdated = {r["source_path"] for r in stored if r["extractor_version"] != EXTRACTOR_VERSION}
         on_disk = {f.path: f.sha256 for f in files}
-        candidates = {p for p, h in on_disk.items() if existing.get(p) != h}
+        candidates = {p for p, h in on_disk.items() if existing.get(p) != h or p in outdated}
         # An empty scan is far likelier a wrong path or an unmounted folder than
         # a wish to delete everything: it never deletes.
         deleted = sorted(
@@ -518,6 +522,7 @@ class Rebuilder:
                         "metadata": Jsonb(doc.metadata),
                         "content_hash": doc.content_hash,
                         "doc_date": _doc_date(doc),
+                        "extractor_version": EXTRACTOR_VERSION,
                     },
                 ).fetchone()
                 assert row is not None

@@ -32,7 +32,9 @@ When a trained :class:`~extraction.relclf.RelationClassifier` is passed to
 :func:`extract_relations` (the :class:`~extraction.nlp.Extractor` passes the
 shipped one), it decides WORKS_FOR, FOUNDED_BY, LOCATED_IN and SUBSIDIARY_OF
 with its own out-of-fold calibration, and the families below become its
-features; the table then only sets the other types' confidences.
+features; the table then only sets the other types' confidences. Guessed
+mentions (proper-noun runs NER missed) reach the classifier only: the rules
+were calibrated without them.
 
 Pronouns ("He was CEO of X", "X, which is based in Y") are mentions too:
 they resolve to the nearest preceding PERSON / ORG (or the relative clause's
@@ -43,13 +45,14 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from spacy.tokens import Doc, Span, Token
 
 from extraction.models import RelationMention
 from extraction.names import display_form
+from extraction.spans import name_chars
 
 if TYPE_CHECKING:  # relclf builds on this module: no import cycle at run time
     from extraction.relclf import RelationClassifier
@@ -127,7 +130,9 @@ _PERSON_PRONOUNS = frozenset(
     ["he", "she", "him", "his", "her", "hers", "who", "whom", "whose", "i", "my", "me"]
 )
 _ORG_PRONOUNS = frozenset(["it", "its", "which", "they", "their", "we", "our"])
-_RELATIVE = frozenset(["who", "whom", "whose", "which", "where"])
+_RELATIVE = frozenset(["who", "whom", "whose", "which", "where", "that"])
+#: Relative words that are mentions only on a clause about an organisation.
+_CLAUSAL = frozenset(["where", "that"])
 
 #: Confidence per (relation type, trigger family, path bucket, pronoun end).
 #: Buckets: ``s`` <= 3 dependency edges, ``m`` 4-5, ``l`` 6-7; ``*`` matches
@@ -219,6 +224,9 @@ class Mention:
     pronoun: bool = False
     resolved: bool = True
     """False for a pronoun with no antecedent in the text."""
+    guessed: bool = False
+    """A proper-noun run NER did not tag (:func:`~extraction.spans.proper_noun_runs`):
+    its label is a guess, and only the trained classifier relates it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,14 +253,17 @@ def pronoun_mentions(doc: Doc, mentions: Sequence[Mention]) -> list[Mention]:
     for tok in doc:
         low = tok.lower_
         if owner[tok.i] >= 0 or (
-            low not in _PERSON_PRONOUNS and low not in _ORG_PRONOUNS and low != "where"
+            low not in _PERSON_PRONOUNS and low not in _ORG_PRONOUNS and low not in _CLAUSAL
         ):
             continue
-        if low == "where":
-            # only "X where he worked" with an organisation X: "where" after a
-            # place is the place itself
+        if low in _CLAUSAL:
+            # "X, where he worked", "X, a company that provides ...": only a
+            # relative clause on an organisation (or on a noun in apposition to
+            # one); "where" after a place is the place itself
             if not (
-                tok.head.dep_ == "relcl" and _owner_label(owner, mentions, tok.head.head) == "ORG"
+                tok.head.dep_ == "relcl"
+                and (low != "that" or tok.tag_ == "WDT")
+                and _owner_label(owner, mentions, _clause_host(tok.head.head, owner)) == "ORG"
             ):
                 continue
         elif tok.pos_ not in ("PRON", "DET") and tok.tag_ not in ("WP", "WDT", "WP$", "PRP$"):
@@ -261,8 +272,9 @@ def pronoun_mentions(doc: Doc, mentions: Sequence[Mention]) -> list[Mention]:
         if low in _RELATIVE:
             # "X, who founded Y": who <-nsubj- founded <-relcl- X
             verb = tok.head
-            if verb.dep_ == "relcl" and owner[verb.head.i] >= 0:
-                antecedent = mentions[owner[verb.head.i]]
+            host = _clause_host(verb.head, owner)
+            if verb.dep_ == "relcl" and owner[host.i] >= 0:
+                antecedent = mentions[owner[host.i]]
             want = "PERSON" if low in _PERSON_PRONOUNS else "ORG"
             if antecedent is not None and antecedent.label == "LOCATION" and want == "ORG":
                 # "CEO of Acme, based in Brisbane, which she founded": the
@@ -290,6 +302,17 @@ def pronoun_mentions(doc: Doc, mentions: Sequence[Mention]) -> list[Mention]:
             )
         )
     return found
+
+
+def _clause_host(tok: Token, owner: list[int]) -> Token:
+    """The mention token a relative clause is about.
+
+    "Altiscale, a company that provides ...": the clause hangs on "company",
+    which stands in apposition to the organisation.
+    """
+    if owner[tok.i] < 0 and tok.dep_ == "appos" and tok.pos_ == "NOUN":
+        return tok.head
+    return tok
 
 
 def _previous(
@@ -470,7 +493,7 @@ def _classify_relabelled(
     for k, m in enumerate((m1, m2)):
         if m.pronoun or m.label not in _RELABEL_FROM:
             continue
-        org = Mention(m.span, "ORG", m.canonical)
+        org = replace(m, label="ORG")
         pair = (org, m2) if k == 0 else (m1, org)
         for rtype, src, tgt, family in _classify(*pair, r1, r2, inner, edges):
             if family in _SLOT_FAMILIES:
@@ -601,8 +624,8 @@ def _mention(r: _Found, sent: Span, confidence: float) -> RelationMention:
         type=r.type,
         confidence=confidence,
         sentence=sent.text.strip(),
-        source_span=(r.source.span.start_char, r.source.span.end_char),
-        target_span=(r.target.span.start_char, r.target.span.end_char),
+        source_span=name_chars(r.source.span),
+        target_span=name_chars(r.target.span),
         method="dependency",
     )
 
@@ -641,7 +664,8 @@ def alias_mentions(doc: Doc, mentions: Sequence[Mention]) -> list[tuple[Mention,
                 continue
             if part and _looks_like_name(part):
                 span = doc[part[0].i : part[-1].i + 1]
-                out.append((Mention(span, m.label, display_form(span.text)), m))
+                alias = Mention(span, m.label, display_form(span.text), guessed=m.guessed)
+                out.append((alias, m))
             part = []
     return out
 
@@ -744,6 +768,8 @@ def extract_relations(
     if classifier is not None:
         decided.extend(classifier.predict(doc, mentions, by_rules, usable))
     for r, sent in by_rules:
+        if r.source.guessed or r.target.guessed:
+            continue  # the rules' calibration never saw guessed names
         if classifier is None or r.type not in classifier.types:
             decided.append((r, sent, None))
     for r, sent, given in decided:
@@ -784,13 +810,15 @@ def _as(m: Mention, original: Mention) -> Mention:
     """``m`` with the label and canonical name of the group member the relation was found on."""
     if m is original or m.label == original.label:
         return m
-    return Mention(m.span, original.label, m.canonical, m.pronoun, m.resolved)
+    return replace(m, label=original.label)
 
 
 def _cooccurrences(
     doc: Doc, mentions: Sequence[Mention], linked: set[tuple[int, int]], cap: int
 ) -> list[RelationMention]:
-    named = sorted((m for m in mentions if not m.pronoun), key=lambda m: m.span.start)
+    named = sorted(
+        (m for m in mentions if not (m.pronoun or m.guessed)), key=lambda m: m.span.start
+    )
     out: list[RelationMention] = []
     for sent, group in _sentence_groups(doc, named):
         pairs = sorted(

@@ -76,7 +76,7 @@ SET status = %(status)s, finished_at = now(), counts = %(counts)s, message = %(m
 WHERE id = %(id)s;
 
 -- document_hashes --
-SELECT source_path, content_hash FROM documents;
+SELECT source_path, content_hash, extractor_version FROM documents;
 
 -- missing_embeddings --
 SELECT h.content_hash
@@ -110,13 +110,15 @@ ON CONFLICT (normalized_name) DO UPDATE SET last_updated = now()
 RETURNING id;
 
 -- upsert_document --
-INSERT INTO documents (source_path, vendor_id, category, title, metadata, content_hash, doc_date)
+INSERT INTO documents (source_path, vendor_id, category, title, metadata, content_hash, doc_date,
+                       extractor_version)
 VALUES (%(source_path)s, %(vendor_id)s, %(category)s, %(title)s, %(metadata)s,
-        %(content_hash)s, %(doc_date)s)
+        %(content_hash)s, %(doc_date)s, %(extractor_version)s)
 ON CONFLICT (source_path) DO UPDATE SET
     vendor_id = EXCLUDED.vendor_id, category = EXCLUDED.category, title = EXCLUDED.title,
     metadata = EXCLUDED.metadata, content_hash = EXCLUDED.content_hash,
-    doc_date = EXCLUDED.doc_date, updated_at = now()
+    doc_date = EXCLUDED.doc_date, extractor_version = EXCLUDED.extractor_version,
+    updated_at = now()
 RETURNING id, (xmax = 0) AS inserted;
 
 -- document_vendor_ids --

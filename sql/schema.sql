@@ -44,7 +44,10 @@ CREATE TABLE documents (
     content_hash text NOT NULL,
     doc_date     date,
     created_at   timestamptz NOT NULL DEFAULT now(),
-    updated_at   timestamptz NOT NULL DEFAULT now()
+    updated_at   timestamptz NOT NULL DEFAULT now(),
+    -- the extractor version its graph facts were made with: another version
+    -- makes a rebuild extract the note again
+    extractor_version text NOT NULL DEFAULT ''
 );
 CREATE INDEX documents_vendor ON documents (vendor_id);
 CREATE INDEX documents_date ON documents (doc_date DESC);
@@ -103,6 +106,7 @@ CREATE TABLE entities (
 );
 CREATE INDEX entities_name_trgm ON entities USING gin (normalized_name gin_trgm_ops);
 CREATE INDEX entities_type ON entities (vendor_id, type);
+CREATE INDEX entities_normalized_name ON entities (normalized_name);
 
 CREATE TABLE entity_mentions (
     entity_id  bigint NOT NULL REFERENCES entities (id) ON DELETE CASCADE,

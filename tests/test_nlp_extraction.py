@@ -96,3 +96,13 @@ def test_extract_many_streams_in_order(extractor: Extractor) -> None:
 def test_lemmatizer_is_disabled(extractor: Extractor) -> None:
     assert "lemmatizer" not in extractor.nlp.pipe_names
     assert extractor.nlp.pipe_names.index("product_ruler") < extractor.nlp.pipe_names.index("ner")
+
+
+def test_entity_spans_are_repaired(extractor: Extractor) -> None:
+    text = "She is a managing director at Stephens Inc."
+    orgs = [e for e in extractor.extract(text).entities if e.label == "ORG"]
+    # the sentence's full stop is not part of the name; the offsets say so too
+    assert [(e.text, text[e.start : e.end]) for e in orgs] == [("Stephens Inc", "Stephens Inc")]
+    text = "He joined Sling Broadband, LLC in 2004."
+    names = {e.text for e in extractor.extract(text).entities}
+    assert "Sling Broadband, LLC" in names and "LLC" not in names

@@ -182,6 +182,24 @@ def test_changed_file_recomputes_only_new_text(
         assert n is not None and n["n"] == 1
 
 
+def test_a_new_extractor_version_extracts_every_note_again_without_embedding(
+    rebuilder: Rebuilder, db: Database, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import extraction.pipeline as pipeline
+
+    first = rebuilder.run(corpus)
+    monkeypatch.setattr(pipeline, "EXTRACTOR_VERSION", "next")
+    report = rebuilder.run(corpus)
+    assert not report.up_to_date
+    assert report.documents_changed == first.documents_new and report.documents_new == 0
+    assert report.chunks_embedded == 0  # the text did not change: vectors come from the cache
+    assert report.chunks_extracted == first.chunks_extracted
+    with db.connect() as conn:
+        versions = {r["extractor_version"] for r in conn.execute("SELECT * FROM documents")}
+    assert versions == {"next"}
+    assert rebuilder.run(corpus).up_to_date
+
+
 def test_deleted_file_takes_its_chunks_mentions_and_orphans(
     rebuilder: Rebuilder, db: Database, corpus: Path
 ) -> None:

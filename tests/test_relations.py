@@ -203,3 +203,33 @@ def test_confidence_table_contract() -> None:
     # only families that passed the Wilson rule on folds 1-2 reach 0.5
     high = {k for k, v in CONFIDENCE.items() if v >= 0.5}
     assert high == {("LOCATED_IN", "hq_arg", "*", "p")}
+
+
+def test_relative_that_on_a_company_apposition(extractor: Extractor) -> None:
+    from extraction.relations import pronoun_mentions
+
+    nlp = shared_nlp()
+    doc = nlp("He is the CEO of Altiscale, a company that provides Apache Hadoop.")
+    named = extractor._named_mentions(doc, None)
+    that = [m for m in pronoun_mentions(doc, named) if m.span.text == "that"]
+    assert that and that[0].label == "ORG" and that[0].canonical == "Altiscale"
+    # "that" in a clause about a thing, or as a determiner, is no mention
+    doc = nlp("Ann Lee wrote the book that Acme Corp published, and that book sold.")
+    named = extractor._named_mentions(doc, None)
+    assert not [m for m in pronoun_mentions(doc, named) if m.span.text == "that"]
+
+
+def test_guessed_mentions_get_no_rule_relation() -> None:
+    from dataclasses import replace
+
+    from extraction.relations import extract_relations
+
+    ex = Extractor(nlp=shared_nlp())
+    doc = ex.nlp("Acme Corp was founded by Jane Smith.")
+    named = ex._named_mentions(doc, None)
+    assert {m.label for m in named} == {"ORG", "PERSON"}
+    # the same text, with the person read as a guess: the rules stay silent
+    guessed = [replace(m, guessed=True) if m.label == "PERSON" else m for m in named]
+    assert any(r.type == "FOUNDED_BY" for r in extract_relations(doc, named))
+    rels = extract_relations(doc, guessed)
+    assert not [r for r in rels if "Jane Smith" in (r.source, r.target)]

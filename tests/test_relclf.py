@@ -9,17 +9,20 @@ import pytest
 
 from extraction.evaluate import KNOWLEDGENET
 from extraction.nlp import Extractor, shared_nlp
-from extraction.relations import find_relations
+from extraction.relations import Mention, find_relations
 from extraction.relclf import (
     CLASSIFIED_TYPES,
+    HIGH_CHECK_MIN_N,
     HIGH_POINT,
     HIGH_WILSON_LOW,
     MODEL_PATH,
     RelationClassifier,
     _calibrate,
+    _fit,
     _main,
     generate_candidates,
     hash_features,
+    micro_thresholds,
     wilson_lower,
 )
 
@@ -67,6 +70,9 @@ def test_weights_file_metadata() -> None:
     assert meta["trained_folds"] == [1, 2]
     assert "CC BY-SA 4.0" in meta["attribution"]
     assert set(meta["dev_out_of_fold"]) == set(CLASSIFIED_TYPES)
+    # selection and calibration out of group; the cross-fold figure beside it
+    assert meta["cross_fold_micro"]["f1"] > 0
+    assert all(v["members"] == 4 for v in meta["dev_out_of_fold"].values())
     clf = RelationClassifier.load()
     assert clf.types == frozenset(CLASSIFIED_TYPES)
     for model in clf.models.values():
@@ -122,3 +128,59 @@ def test_tiny_training_run(tmp_path: Path) -> None:
     assert data["types"]
     clf = RelationClassifier.load(out)
     assert clf.types <= frozenset(CLASSIFIED_TYPES)
+
+
+def test_calibration_needs_every_fold_to_agree() -> None:
+    # pooled 40/50 passes the Wilson rule, but one fold scored across folds
+    # keeps only 5 of 12: no confidence of 0.5 or more
+    scored = [(0.9, k < 40) for k in range(50)] + [(0.4, k < 5) for k in range(30)]
+    good = [(0.9, k < 11) for k in range(12)]
+    bad = [(0.9, k < 5) for k in range(12)]
+    assert _calibrate(scored, 0.3, [good])[-1]["confidence"] >= 0.5
+    assert all(row["confidence"] < 0.5 for row in _calibrate(scored, 0.3, [good, bad]))
+    # too few keys on a fold to judge: that fold does not veto
+    few = [(0.9, False) for _ in range(HIGH_CHECK_MIN_N - 1)]
+    assert _calibrate(scored, 0.3, [few])[-1]["confidence"] >= 0.5
+
+
+def test_micro_thresholds_trade_between_types() -> None:
+    # alone, B's best threshold is 0.3 (F1 0.4); for the micro F1 of A and B
+    # together B should stay silent
+    counts = {
+        "A": {0.3: (50, 10, 10), 0.5: (40, 2, 20)},
+        "B": {0.3: (2, 4, 2), 0.5: (0, 0, 4)},
+    }
+    assert micro_thresholds(counts) == {"A": 0.3, "B": 0.5}
+    assert micro_thresholds({}) == {}
+
+
+def _mention(ex: Extractor, text: str, word: str, label: str, **flags: bool) -> Mention:
+    doc = ex.nlp(text)
+    start = text.index(word)
+    span = doc.char_span(start, start + len(word))
+    assert span is not None
+    return Mention(span, label, word, **flags)
+
+
+def test_fit_reads_one_end_against_its_label(extractor: Extractor) -> None:
+    text = "Dantzig was a professor at Stanford."
+    dantzig = _mention(extractor, text, "Dantzig", "ORG")  # the small model's mistake
+    stanford = _mention(extractor, text, "Stanford", "ORG")
+    src, tgt, flag = _fit(dantzig, stanford, "PERSON", "ORG")
+    assert src is not None and tgt is not None
+    assert (src.label, tgt.label, flag) == ("PERSON", "ORG", "s:ORG")
+    guessed = _mention(extractor, text, "Dantzig", "ORG", guessed=True)
+    assert _fit(guessed, stanford, "PERSON", "ORG")[2] == "s:guess"
+    # a pronoun keeps its label, and two wrong ends are one too many
+    he = _mention(extractor, "He was at Stanford.", "He", "ORG", pronoun=True)
+    assert _fit(he, stanford, "PERSON", "ORG") == (None, None, "")
+    place = _mention(extractor, text, "Stanford", "LOCATION")
+    assert _fit(dantzig, place, "PERSON", "ORG") == (None, None, "")
+
+
+def test_guessed_end_gets_its_own_feature(extractor: Extractor) -> None:
+    doc = extractor.nlp("TCG is a subsidiary of First Apex Holdings.")
+    mentions = extractor._mentions(doc, None)
+    cands = generate_candidates(doc, mentions, find_relations(doc, mentions), lambda m: True)
+    sub = [c for c in cands if c.type == "SUBSIDIARY_OF" and c.source.span.text == "TCG"]
+    assert sub and "guess:s:ORG" in sub[0].features
