@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install inspector demo serve test lint eval eval-kg bench bench-kg bench-server notebook clean-db
+.PHONY: install inspector demo serve test lint eval eval-search eval-kg bench bench-search bench-kg bench-server bench-load reliability notebook clean-db
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,16 @@ eval: install
 bench: install
 	$(BIN)/python -m bench.rebuild
 
+## Search quality: SciFact train (BEIR) and the labelled vendor queries (every boost and
+## both fusions; builds kb_eval_vendor_corpus first, incremental after the first run).
+eval-search: install
+	$(BIN)/python -m search.eval --dataset ../shared/data/scifact --split train
+	$(BIN)/python -m search.kb_eval
+
+## Search latency at SciFact scale and 100k chunks, and the ingest cost.
+bench-search: install
+	$(BIN)/python -m bench.search
+
 ## Vendor-name disambiguation on the labelled queries (builds ../shared/data/vendor_corpus
 ## into the kb_eval_vendor_corpus database first; incremental after the first run).
 eval-kg: install
@@ -65,3 +75,13 @@ notebook: install
 ## MCP server latency per tool and mode, over stdio and HTTP, next to the bare calls.
 bench-server: install
 	$(BIN)/python -m bench.server
+
+## The MCP server under load: 1 client, then 50 for 60 s, then more until something gives
+## (its own database kb_bench_load from the sample notes); bench/results/load.md.
+bench-load: install
+	$(BIN)/python -m bench.load
+
+## Rerun the fault, fuzzing and security tests and the load benchmark; rewrite
+## docs/reliability.md from what they measured.
+reliability: install $(INSPECTOR)
+	$(BIN)/python -m bench.reliability

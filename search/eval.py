@@ -8,7 +8,9 @@ The dataset is loaded into a database of its own on the same server
 document scores by its best chunk. Embeddings are cached by content hash, so a
 rerun embeds nothing. Every query runs the production hybrid statement once;
 its two candidate lists give the vector and full-text arms, its fused order
-the hybrid one.
+(``KB_FUSION``, convex by default) the hybrid one, the same candidates fused by
+RRF and by convex fusion ``hybrid_rrf`` / ``hybrid_convex``, and the product's
+ranking (boosts at their defaults, neighbour collapse) ``hybrid_ranked``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from search.hybrid import (
     DEFAULT_WEIGHTS,
     Candidate,
     fetch_candidates,
+    rank_candidates,
+    refuse,
 )
 from search.metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
 from search.query import SearchFilters
@@ -297,6 +301,9 @@ def evaluate(
         "weights": weights,
         "normalization": normalization,
         "max_df_ratio": max_df_ratio,
+        "entity_lookup": settings.entity_boost > 0,
+        "fusion": settings.fusion,
+        "vector_weight": settings.vector_weight,
     }
     runs: dict[str, dict[str, list[str]]] = {}
     latency: list[float] = []
@@ -312,6 +319,19 @@ def evaluate(
                 latency.append(ms)
                 for arm, ranking in doc_rankings(rows, chunk_doc).items():
                     runs.setdefault(arm, {})[qid] = ranking
+                # both fusions of the same candidates, whichever the statement used
+                for fusion in ("rrf", "convex"):
+                    fused = refuse(
+                        rows, fusion, rrf_k=settings.rrf_k, vector_weight=settings.vector_weight
+                    )
+                    runs.setdefault(f"hybrid_{fusion}", {})[qid] = list(
+                        dict.fromkeys(chunk_doc[c.chunk_id] for c in fused)
+                    )
+                # the product's own ranking: boosts (defaults) and neighbour collapse
+                hits = rank_candidates(rows, text, settings)
+                runs.setdefault("hybrid_ranked", {})[qid] = list(
+                    dict.fromkeys(chunk_doc[h.chunk_id] for h in hits)
+                )
                 progress.advance(task)
                 if exact:
                     rows, ms = _timed_fetch(conn, text, vector, fetch_args, exact=True)
@@ -327,7 +347,9 @@ def evaluate(
         "documents": len(data.corpus),
         "chunks": len(chunk_doc),
         "candidates": candidates,
+        "fusion": settings.fusion,
         "rrf_k": settings.rrf_k,
+        "vector_weight": settings.vector_weight,
         "ef_search": settings.hnsw_ef_search,
         "weights": list(weights),
         "normalization": normalization,

@@ -3,8 +3,6 @@ SQL statement, then near-duplicate collapse, optional boosts and rerank, paging.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -14,8 +12,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 import psycopg
 from psycopg_pool import PoolTimeout
 
+from search.boosts import BoostFacts, boosts_for, query_intent, query_phrases
 from search.errors import SearchFailed, SearchUnavailable
-from search.fusion import ChunkKey, collapse_neighbours
+from search.fusion import (
+    DEFAULT_FUSION,
+    DEFAULT_RRF_K,
+    DEFAULT_VECTOR_WEIGHT,
+    ChunkKey,
+    Fusion,
+    collapse_neighbours,
+    convex_scores,
+    rrf_scores,
+)
 from search.query import (
     SearchFilters,
     parse_filters,
@@ -64,7 +72,7 @@ class Candidate:
     vector_similarity: float | None
     fulltext_rank: int | None
     fulltext_score: float | None
-    rrf_score: float
+    fused_score: float
     document_id: int
     chunk_index: int
     total_chunks: int
@@ -77,6 +85,17 @@ class Candidate:
     title: str
     doc_date: date | None
     vendor: str
+    document_type: str | None = None
+    topics: tuple[str, ...] = ()
+    """Names of the note's topic: title, permalink, display name, topic, aliases."""
+    entity_match: bool = False
+    """The chunk mentions a graph entity the query names (looked up when boosted)."""
+
+    @property
+    def boost_facts(self) -> BoostFacts:
+        return BoostFacts(
+            self.vendor, self.document_type, self.doc_date, self.topics, self.entity_match
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +106,8 @@ class SearchHit:
     rank: int
     """Position in the full result list, from 1 (offset included)."""
     score: float
-    """Fused score plus boosts (or the reranker's score when reranking)."""
-    rrf_score: float
+    """Fused score times the boosts (or the reranker's score when reranking)."""
+    fused_score: float
     vector_rank: int | None
     vector_similarity: float | None
     """Cosine similarity, or None when the chunk was not in the vector candidates."""
@@ -131,15 +150,20 @@ def fetch_candidates(
     *,
     candidates: int = 100,
     rrf_k: int = 60,
+    fusion: Fusion = DEFAULT_FUSION,
+    vector_weight: float = DEFAULT_VECTOR_WEIGHT,
     ef_search: int = 100,
     exact: bool = False,
     weights: Sequence[float] = DEFAULT_WEIGHTS,
     normalization: int = DEFAULT_NORMALIZATION,
     max_df_ratio: float = DEFAULT_MAX_DF_RATIO,
+    entity_lookup: bool = False,
 ) -> list[Candidate]:
     """Both candidate lists, fused, in one pipelined round trip.
 
-    ``exact`` turns the HNSW index off (evaluation: exact nearest neighbours).
+    ``exact`` turns the HNSW index off (evaluation: exact nearest neighbours);
+    ``entity_lookup`` marks the candidates that mention a graph entity the query
+    names (the entity boost's signal).
     """
     q = queries()
     params = {
@@ -154,9 +178,12 @@ def fetch_candidates(
         "date_to": filters.date_to,
         "candidates": candidates,
         "rrf_k": rrf_k,
+        "fusion": fusion,
+        "vector_weight": vector_weight,
         "weights": list(weights),
         "normalization": normalization,
         "max_df_ratio": max_df_ratio,
+        "entity_phrases": query_phrases(query) if entity_lookup else [],
     }
     try:
         # Pipeline mode: the settings and the search travel together, so the
@@ -185,7 +212,7 @@ def _candidate(row: Mapping[str, Any]) -> Candidate:
         vector_similarity=row["vector_similarity"],
         fulltext_rank=row["fulltext_rank"],
         fulltext_score=row["fulltext_score"],
-        rrf_score=float(row["rrf_score"]),
+        fused_score=float(row["fused_score"]),
         document_id=row["document_id"],
         chunk_index=row["chunk_index"],
         total_chunks=row["total_chunks"],
@@ -198,33 +225,41 @@ def _candidate(row: Mapping[str, Any]) -> Candidate:
         title=row["title"],
         doc_date=row["doc_date"],
         vendor=row["vendor"],
+        document_type=row["document_type"],
+        topics=tuple(t for t in row["topics"] if t),
+        entity_match=bool(row["entity_match"]),
     )
 
 
-def compute_boosts(
-    candidate: Candidate, query: str, settings: SearchSettings, today: date
-) -> dict[str, float]:
-    """Boosts that apply to one candidate (empty when all are off).
-
-    Examples
-    --------
-    >>> c = Candidate(1, 1, 0.9, None, None, 0.016, 1, 0, 1, "", "", "h", 3, "p", None, "t",
-    ...               date(2024, 1, 1), "Acme")
-    >>> s = SearchSettings(vendor_boost=0.01, recency_boost=0.004, recency_half_life_days=366)
-    >>> compute_boosts(c, "acme pricing", s, date(2025, 1, 1))
-    {'vendor': 0.01, 'recency': 0.002}
+def refuse(
+    candidates: Sequence[Candidate],
+    fusion: Fusion,
+    *,
+    rrf_k: int = DEFAULT_RRF_K,
+    vector_weight: float = DEFAULT_VECTOR_WEIGHT,
+) -> list[Candidate]:
+    """The same candidates fused another way (in Python, from the arms' ranks and
+    scores), in fused order: evaluations compare fusions on one set of candidates.
     """
-    boosts: dict[str, float] = {}
-    if settings.vendor_boost > 0 and re.search(
-        rf"(?<!\w){re.escape(candidate.vendor.casefold())}(?!\w)", query.casefold()
-    ):
-        boosts["vendor"] = settings.vendor_boost
-    if settings.recency_boost > 0 and candidate.doc_date is not None:
-        age = max(0, (today - candidate.doc_date).days)
-        boosts["recency"] = settings.recency_boost * math.pow(
-            0.5, age / settings.recency_half_life_days
+
+    def ids(rank: str) -> list[int]:
+        ranked = [c for c in candidates if getattr(c, rank) is not None]
+        return [c.chunk_id for c in sorted(ranked, key=lambda c: getattr(c, rank))]
+
+    if fusion == "rrf":
+        scores = rrf_scores([ids("vector_rank"), ids("fulltext_rank")], rrf_k)
+    else:
+        scores = convex_scores(
+            {
+                c.chunk_id: c.vector_similarity
+                for c in candidates
+                if c.vector_similarity is not None
+            },
+            {c.chunk_id: c.fulltext_score for c in candidates if c.fulltext_score is not None},
+            vector_weight,
         )
-    return boosts
+    fused = [replace(c, fused_score=scores.get(c.chunk_id, 0.0)) for c in candidates]
+    return sorted(fused, key=lambda c: (-c.fused_score, c.chunk_id))
 
 
 def rank_candidates(
@@ -241,10 +276,13 @@ def rank_candidates(
     Ties are broken by chunk id so equal scores always come out in one order.
     """
     today = today or date.today()
+    weights = settings.boost_weights
+    intent = query_intent(query) if weights.any else None
     boosted = []
     for c in candidates:
-        boosts = compute_boosts(c, query, settings, today)
-        boosted.append((c.rrf_score + sum(boosts.values()), c, boosts))
+        boosts = {} if intent is None else boosts_for(c.boost_facts, intent, weights, today)
+        # the reference pipeline's boosts are percentages of the score
+        boosted.append((c.fused_score * (1.0 + sum(boosts.values())), c, boosts))
     boosted.sort(key=lambda item: (-item[0], item[1].chunk_id))
     if reranker is not None and boosted:
         head, tail = boosted[:rerank_depth], boosted[rerank_depth:]
@@ -275,7 +313,7 @@ def rank_candidates(
                 chunk_id=c.chunk_id,
                 rank=len(hits) + 1,
                 score=score,
-                rrf_score=c.rrf_score,
+                fused_score=c.fused_score,
                 vector_rank=c.vector_rank,
                 vector_similarity=c.vector_similarity,
                 fulltext_rank=c.fulltext_rank,
@@ -413,8 +451,11 @@ def _ranked(
             parsed,
             candidates=depth,
             rrf_k=settings.rrf_k,
+            fusion=settings.fusion,
+            vector_weight=settings.vector_weight,
             ef_search=settings.hnsw_ef_search,
             max_df_ratio=settings.fulltext_max_df_ratio,
+            entity_lookup=settings.entity_boost > 0,
         )
         reason = None if rows else _why_empty(conn, parsed)
     return parsed, rank_candidates(rows, text, settings, reranker=reranker), reason

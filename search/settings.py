@@ -3,9 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from search.boosts import BoostWeights
+from search.fusion import DEFAULT_FUSION, DEFAULT_VECTOR_WEIGHT, Fusion
+
+
+def _boost(env: str, name: str, default: float, when: str) -> Any:
+    return Field(
+        default=default,
+        ge=0.0,
+        le=1.0,
+        validation_alias=AliasChoices(env, name),
+        description=f"share added to the fused score when {when} (0: off)",
+    )
 
 
 class SearchSettings(BaseSettings):
@@ -29,7 +43,21 @@ class SearchSettings(BaseSettings):
         ge=1,
         le=10_000,
         validation_alias=AliasChoices("KB_RRF_K", "rrf_k"),
-        description="Reciprocal Rank Fusion constant: score = sum of 1 / (k + rank)",
+        description="Reciprocal Rank Fusion constant (KB_FUSION=rrf): score = sum of "
+        "1 / (k + rank)",
+    )
+    fusion: Fusion = Field(
+        default=DEFAULT_FUSION,
+        validation_alias=AliasChoices("KB_FUSION", "fusion"),
+        description="how the two arms are fused: convex (normalised scores, weighted) or "
+        "rrf (Reciprocal Rank Fusion, ranks only)",
+    )
+    vector_weight: float = Field(
+        default=DEFAULT_VECTOR_WEIGHT,
+        ge=0.0,
+        le=1.0,
+        validation_alias=AliasChoices("KB_FUSION_VECTOR_WEIGHT", "vector_weight"),
+        description="convex fusion: share of the vector arm (the full-text arm gets the rest)",
     )
     hnsw_ef_search: int = Field(
         default=100,
@@ -60,29 +88,60 @@ class SearchSettings(BaseSettings):
         validation_alias=AliasChoices("KB_SEARCH_COLLAPSE", "collapse_neighbours"),
         description="hide chunks adjacent to a better hit of the same document",
     )
-    vendor_boost: float = Field(
-        default=0.0,
-        ge=0.0,
-        le=1.0,
-        validation_alias=AliasChoices("KB_BOOST_VENDOR", "vendor_boost"),
-        description="added to the fused score when the hit's vendor is named in the query "
-        "(0: off; not yet measured to help)",
+    # Boosts multiply the fused score by 1 + the sum of those that apply, at the
+    # reference pipeline's percentages (metadata 15 %, document type 10 %, recency
+    # 5 %, entity 10 %, topic 8 %). Chosen by backward elimination on the 200
+    # labelled vendor queries (`python -m search.kb_eval`; README, "Boosts"): from
+    # all five, a boost is dropped while dropping it does not lower nDCG@10.
+    # Recency went (the mix rose without it); leaving out any of the other four
+    # then lowered it. Differences are small (0.1-0.6 points of nDCG@10).
+    vendor_boost: float = _boost(
+        "KB_BOOST_VENDOR", "vendor_boost", 0.15, "the query names the hit's vendor"
     )
-    recency_boost: float = Field(
-        default=0.0,
-        ge=0.0,
-        le=1.0,
-        validation_alias=AliasChoices("KB_BOOST_RECENCY", "recency_boost"),
-        description="largest addition to the fused score for a document dated today, "
-        "halving every recency_half_life_days (0: off; not yet measured to help)",
+    document_type_boost: float = _boost(
+        "KB_BOOST_DOCUMENT_TYPE",
+        "document_type_boost",
+        0.10,
+        "the query asks for lifecycle facts and the hit is an end-of-life note, or for an "
+        "overview and the hit is a topic page",
+    )
+    recency_boost: float = _boost(
+        "KB_BOOST_RECENCY",
+        "recency_boost",
+        0.0,
+        "the query asks for the latest or current state: a note dated today gets all of it, "
+        "halving every recency_half_life_days",
     )
     recency_half_life_days: float = Field(
         default=365.0,
         gt=0.0,
         validation_alias=AliasChoices("KB_BOOST_RECENCY_HALF_LIFE", "recency_half_life_days"),
     )
+    entity_boost: float = _boost(
+        "KB_BOOST_ENTITY",
+        "entity_boost",
+        0.10,
+        "the hit mentions a knowledge-graph entity the query names",
+    )
+    topic_boost: float = _boost(
+        "KB_BOOST_TOPIC",
+        "topic_boost",
+        0.08,
+        "the query names the hit's topic (title, display name, alias)",
+    )
     rerank_model_path: Path | None = Field(
         default=None,
         validation_alias=AliasChoices("KB_RERANK_MODEL", "rerank_model_path"),
         description="local cross-encoder model folder; unset: no rerank stage",
     )
+
+    @property
+    def boost_weights(self) -> BoostWeights:
+        return BoostWeights(
+            vendor=self.vendor_boost,
+            document_type=self.document_type_boost,
+            recency=self.recency_boost,
+            entity=self.entity_boost,
+            topic=self.topic_boost,
+            recency_half_life_days=self.recency_half_life_days,
+        )

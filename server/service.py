@@ -19,6 +19,7 @@ from typing import Any
 from kg.settings import GraphSettings
 from kg.store import KnowledgeGraph
 from search.chunks import get_chunk
+from search.fusion import best_score
 from search.hybrid import SearchResult, ranked_hits
 from search.settings import SearchSettings
 from server.auth import KeyStore
@@ -283,7 +284,7 @@ class Service:
                 search_item(
                     h,
                     mode=mode,
-                    rrf_k=self.search_settings.rrf_k,
+                    best=best_score(self.search_settings.fusion, self.search_settings.rrf_k),
                     total=len(hits),
                     depth=self.search_settings.candidates,
                     next_score=hits[h.rank].score if h.rank < len(hits) else None,
@@ -294,7 +295,7 @@ class Service:
                 )
                 for h in page
             ]
-            # 0.5 is rank 1 in one arm only: nothing above it means no chunk was
+            # 0.5 is first in one arm only (before boosts): nothing above it means no chunk was
             # found by both meaning and keywords
             low = bool(items) and all(
                 i["hybrid_score"] <= self.settings.low_quality_threshold for i in items

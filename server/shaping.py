@@ -3,8 +3,9 @@ functions of search hits and graph answers.
 
 Every number comes from a real signal:
 
-- ``hybrid_score`` - the fused score (RRF plus boosts) divided by the best one
-  possible, rank 1 in both arms (``2 / (k + 1)``), capped at 1;
+- ``hybrid_score`` - the fused score (times its boosts) divided by the best one
+  possible before boosts, first in both arms (1 for convex fusion, ``2 / (k + 1)``
+  for RRF), capped at 1;
 - ``confidence.score_reliability`` - 0.6 x agreement of the two arms (0 when only
   one found the chunk, 1 when both ranked it alike: ``1 - |ln(rv / rf)| / ln(depth)``)
   + 0.4 x the score margin over the next result (``(s - s_next) / s``);
@@ -84,13 +85,15 @@ def check_fields(fields: Sequence[str] | None, mode: ResponseMode) -> tuple[str,
     return tuple(dict.fromkeys(fields))
 
 
-def normalized_score(score: float, rrf_k: int) -> float:
-    """The fused score over the best possible one.
+def normalized_score(score: float, best: float) -> float:
+    """The fused score over the best possible one (:func:`search.fusion.best_score`).
 
-    >>> normalized_score(2 / 61, 60)
+    >>> normalized_score(2 / 61, 2 / 61)
     1.0
+    >>> normalized_score(0.25, 1.0)
+    0.25
     """
-    return round(min(1.0, score / (2.0 / (rrf_k + 1))), 4)
+    return round(min(1.0, score / best), 4)
 
 
 def _agreement(hit: SearchHit, depth: int) -> float:
@@ -139,7 +142,7 @@ def search_item(
     hit: SearchHit,
     *,
     mode: ResponseMode,
-    rrf_k: int,
+    best: float,
     total: int,
     depth: int,
     next_score: float | None,
@@ -150,7 +153,7 @@ def search_item(
     """One result in ``mode``, with desktop enhancements when asked."""
     item: dict[str, Any] = {
         "chunk_id": hit.chunk_id,
-        "hybrid_score": normalized_score(hit.score, rrf_k),
+        "hybrid_score": normalized_score(hit.score, best),
         "rank": hit.rank,
     }
     if mode != "ids_only":

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from search.errors import EmptyQuery, InvalidFilter, InvalidQueryText, InvalidTopK, QueryTooLong
-from search.fusion import rrf_scores
-from search.hybrid import fetch_candidates, hybrid_search
+from search.fusion import convex_scores, rrf_scores
+from search.hybrid import fetch_candidates, hybrid_search, refuse
 from search.query import SearchFilters
 from search.settings import SearchSettings
 from sql.database import Database
@@ -76,10 +76,12 @@ def test_punctuation_and_unicode(
         assert result.hits[0].source_path.endswith(expected)
 
 
-def test_sql_fusion_is_reciprocal_rank_fusion(search_db: Database, embedder: Any) -> None:
+def test_sql_rrf_is_reciprocal_rank_fusion(search_db: Database, embedder: Any) -> None:
     query = "rocket sled safety"
     with search_db.connect() as conn:
-        rows = fetch_candidates(conn, query, embedder.encode([query])[0], SearchFilters(), rrf_k=60)
+        rows = fetch_candidates(
+            conn, query, embedder.encode([query])[0], SearchFilters(), rrf_k=60, fusion="rrf"
+        )
     vector = [
         r.chunk_id
         for r in sorted((r for r in rows if r.vector_rank), key=lambda r: r.vector_rank or 0)
@@ -89,9 +91,38 @@ def test_sql_fusion_is_reciprocal_rank_fusion(search_db: Database, embedder: Any
         for r in sorted((r for r in rows if r.fulltext_rank), key=lambda r: r.fulltext_rank or 0)
     ]
     expected = rrf_scores([vector, fulltext], k=60)
-    assert {r.chunk_id: r.rrf_score for r in rows} == pytest.approx(expected)
-    keys = [(-r.rrf_score, r.chunk_id) for r in rows]
+    assert {r.chunk_id: r.fused_score for r in rows} == pytest.approx(expected)
+    keys = [(-r.fused_score, r.chunk_id) for r in rows]
     assert keys == sorted(keys)
+    assert [r.chunk_id for r in refuse(rows, "rrf", rrf_k=60)] == [r.chunk_id for r in rows]
+
+
+@pytest.mark.parametrize("weight", [0.5, 0.2, 1.0])
+def test_sql_convex_fusion_matches_its_reference(
+    search_db: Database, embedder: Any, weight: float
+) -> None:
+    query = "rocket sled safety"
+    with search_db.connect() as conn:
+        rows = fetch_candidates(
+            conn,
+            query,
+            embedder.encode([query])[0],
+            SearchFilters(),
+            fusion="convex",
+            vector_weight=weight,
+        )
+    assert any(r.vector_rank is None for r in rows) or any(r.fulltext_rank is None for r in rows)
+    expected = convex_scores(
+        {r.chunk_id: r.vector_similarity for r in rows if r.vector_similarity is not None},
+        {r.chunk_id: r.fulltext_score for r in rows if r.fulltext_score is not None},
+        weight,
+    )
+    assert {r.chunk_id: r.fused_score for r in rows} == pytest.approx(expected)
+    assert max(r.fused_score for r in rows) <= 1.0 + 1e-9
+    keys = [(-r.fused_score, r.chunk_id) for r in rows]
+    assert keys == sorted(keys)
+    again = refuse(rows, "convex", vector_weight=weight)
+    assert [r.fused_score for r in again] == pytest.approx([r.fused_score for r in rows])
 
 
 def test_exact_scan_agrees_with_hnsw_on_a_small_corpus(search_db: Database, embedder: Any) -> None:

@@ -145,7 +145,7 @@ def _candidate(cid: int, rrf: float, *, doc: int = 1, index: int = 0, **kw: obje
         vector_similarity=0.5,
         fulltext_rank=None,
         fulltext_score=None,
-        rrf_score=rrf,
+        fused_score=rrf,
         document_id=doc,
         chunk_index=index,
         total_chunks=10,
@@ -177,24 +177,97 @@ def test_rank_candidates_ties_break_by_chunk_id_and_collapse() -> None:
     assert [h.chunk_id for h in no_collapse] == [5, 9, 6]
 
 
-def test_boosts_are_off_by_default_and_reported_when_on() -> None:
+NO_BOOSTS = {
+    "vendor_boost": 0.0,
+    "document_type_boost": 0.0,
+    "recency_boost": 0.0,
+    "entity_boost": 0.0,
+    "topic_boost": 0.0,
+}
+
+
+def test_boosts_multiply_the_score_and_switch_off_at_zero() -> None:
     rows = [_candidate(1, 0.020, vendor="Globex"), _candidate(2, 0.019, doc=2, vendor="Acme")]
-    assert [h.chunk_id for h in rank_candidates(rows, "acme sled", SearchSettings())] == [1, 2]
-    boosted = rank_candidates(rows, "acme sled", SearchSettings(vendor_boost=0.005))
+    plain = rank_candidates(rows, "acme sled", SearchSettings(**NO_BOOSTS))
+    assert [h.chunk_id for h in plain] == [1, 2] and not any(h.boosts for h in plain)
+    boosted = rank_candidates(rows, "acme sled", SearchSettings(vendor_boost=0.15))
     assert [h.chunk_id for h in boosted] == [2, 1]
-    assert boosted[0].boosts == {"vendor": 0.005}
-    assert boosted[0].score == pytest.approx(0.024)
+    assert boosted[0].boosts == {"vendor": 0.15}
+    assert boosted[0].score == pytest.approx(0.019 * 1.15)
+    assert boosted[1].boosts == {} and boosted[1].score == pytest.approx(0.020)
 
 
-def test_recency_boost_halves_per_half_life() -> None:
+def test_vendor_boost_needs_the_whole_name() -> None:
+    rows = [_candidate(1, 0.020, vendor="Globex"), _candidate(2, 0.019, doc=2, vendor="Acme")]
+    hits = rank_candidates(rows, "acmes sled", SearchSettings(**NO_BOOSTS | {"vendor_boost": 0.15}))
+    assert [h.chunk_id for h in hits] == [1, 2] and not hits[1].boosts
+
+
+def test_recency_boost_applies_to_queries_asking_for_the_latest() -> None:
     rows = [
         _candidate(1, 0.02, doc_date=date(2020, 1, 1)),
         _candidate(2, 0.02, doc=2, doc_date=date(2024, 1, 1)),
     ]
-    settings = SearchSettings(recency_boost=0.01, recency_half_life_days=365)
-    hits = rank_candidates(rows, "q", settings, today=date(2024, 12, 31))
+    settings = SearchSettings(recency_boost=0.1, recency_half_life_days=365)
+    hits = rank_candidates(rows, "latest release", settings, today=date(2024, 12, 31))
     assert hits[0].chunk_id == 2
-    assert hits[0].boosts["recency"] == pytest.approx(0.005, rel=0.01)
+    assert hits[0].boosts["recency"] == pytest.approx(0.05, rel=0.01)
+    # a query that does not ask for recent facts is not reordered by date
+    plain = rank_candidates(rows, "release notes", settings, today=date(2024, 12, 31))
+    assert [h.chunk_id for h in plain] == [1, 2] and not plain[0].boosts
+
+
+def test_document_type_boost_follows_what_the_query_asks_for() -> None:
+    rows = [
+        _candidate(1, 0.020, document_type="topic"),
+        _candidate(2, 0.019, doc=2, document_type="end-of-life"),
+    ]
+    settings = SearchSettings(**NO_BOOSTS | {"document_type_boost": 0.1})
+    lifecycle = rank_candidates(rows, "when does support end for Foo", settings)
+    assert [h.chunk_id for h in lifecycle] == [2, 1]
+    assert lifecycle[0].boosts == {"document_type": 0.1}
+    overview = rank_candidates(rows, "what is Foo", settings)
+    assert [h.chunk_id for h in overview] == [1, 2] and overview[0].boosts
+    neutral = rank_candidates(rows, "foo bar", settings)
+    assert all(not h.boosts for h in neutral)
+
+
+def test_topic_and_entity_boosts() -> None:
+    rows = [
+        _candidate(1, 0.020, topics=("Django",)),
+        _candidate(2, 0.019, doc=2, topics=("Swift", "swift3"), entity_match=True),
+    ]
+    topic = rank_candidates(
+        rows, "swift3 generics", SearchSettings(**NO_BOOSTS | {"topic_boost": 0.08})
+    )
+    assert [h.chunk_id for h in topic] == [2, 1] and topic[0].boosts == {"topic": 0.08}
+    entity = rank_candidates(rows, "generics", SearchSettings(**NO_BOOSTS | {"entity_boost": 0.1}))
+    assert [h.chunk_id for h in entity] == [2, 1] and entity[0].boosts == {"entity": 0.1}
+
+
+def test_defaults_are_the_measured_mix() -> None:
+    weights = SearchSettings().boost_weights
+    assert (weights.vendor, weights.document_type, weights.entity, weights.topic) == (
+        0.15,
+        0.10,
+        0.10,
+        0.08,
+    )
+    assert weights.recency == 0.0  # measured not to help the mix (search/kb_eval.py)
+
+
+@pytest.mark.parametrize(
+    ("env", "value"),
+    [("KB_BOOST_TOPIC", "-0.1"), ("KB_BOOST_ENTITY", "2"), ("KB_BOOST_VENDOR", "x")],
+)
+def test_boost_settings_out_of_range_are_refused(
+    monkeypatch: pytest.MonkeyPatch, env: str, value: str
+) -> None:
+    from pydantic import ValidationError
+
+    monkeypatch.setenv(env, value)
+    with pytest.raises(ValidationError, match=env):
+        SearchSettings()
 
 
 class _ReverseReranker:

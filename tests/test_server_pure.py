@@ -178,7 +178,7 @@ def _hit(rank: int, vr: int | None, fr: int | None, score: float) -> SearchHit:
         chunk_id=rank,
         rank=rank,
         score=score,
-        rrf_score=score,
+        fused_score=score,
         vector_rank=vr,
         vector_similarity=0.8 if vr else None,
         fulltext_rank=fr,
@@ -200,7 +200,7 @@ def _hit(rank: int, vr: int | None, fr: int | None, score: float) -> SearchHit:
 def test_modes_add_fields_and_enhancements_follow_the_signals() -> None:
     both = _hit(1, 1, 1, 2 / 61)
     one = _hit(2, 40, None, 1 / 100)
-    common = {"rrf_k": 60, "total": 2, "depth": 100, "today": date(2026, 1, 1)}
+    common = {"best": 2 / 61, "total": 2, "depth": 100, "today": date(2026, 1, 1)}
     ids = search_item(
         both, mode="ids_only", next_score=None, desktop=False, confidence=False, **common
     )

@@ -1,0 +1,335 @@
+"""Search quality on the vendor knowledge base itself, and what each boost does to it.
+
+``python -m search.kb_eval [--queries FILE] [--corpus DIR] [--json]``
+
+SciFact (``python -m search.eval``) has no vendors, note kinds, dates or graph
+entities, so the boosts cannot fire there. This harness runs labelled questions
+(``search/data/vendor_queries.jsonl``: 200 queries in 7 categories, graded 2 =
+answers it, 1 = related; ``search/data/VENDOR_QUERIES.md`` says how they were
+written) against the knowledge base built from the whole vendor corpus by the
+product's own ``python -m extraction rebuild-graph`` in the database
+``kb_eval_vendor_corpus`` (shared with ``python -m kg eval-disambiguation``;
+incremental, so a rerun only checks hashes).
+
+Each query's candidates are fetched once (the production statement, with the
+entity lookup on); every variant then ranks the same candidates with
+:func:`search.hybrid.rank_candidates`: the two arms alone, hybrid without
+boosts, each boost alone at the reference pipeline's weight, all of them, and
+the configured defaults. A note ranks where its best chunk does. Printed per
+variant: nDCG@10 (graded), Recall@10 and MRR@10, overall, per category and on
+the two halves of the set (odd and even lines), since a boost is kept only if
+it does not hurt on either half.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress
+from rich.table import Table
+
+from search.hybrid import Candidate, fetch_candidates, rank_candidates, refuse
+from search.metrics import mrr_at_k, ndcg_at_k, recall_at_k
+from search.query import SearchFilters
+from search.settings import SearchSettings
+from sql.database import Database, named_database, server_conninfo
+from sql.errors import DatabaseError
+from sql.settings import DatabaseSettings, settings_problem
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_QUERIES = Path(__file__).resolve().parent / "data" / "vendor_queries.jsonl"
+DATABASE = "kb_eval_vendor_corpus"
+# The reference pipeline's weights (shared/seeds/data-models-quick-reference.md).
+REFERENCE_WEIGHTS = {
+    "vendor_boost": 0.15,
+    "document_type_boost": 0.10,
+    "recency_boost": 0.05,
+    "entity_boost": 0.10,
+    "topic_boost": 0.08,
+}
+_stderr = Console(stderr=True)
+
+
+class EvalError(Exception):
+    """A file or the database the evaluation needs is not usable."""
+
+
+def default_corpus() -> Path:
+    data = os.environ.get("KB_EVAL_DATA")
+    base = Path(data) if data else REPO.parent / "shared" / "data"
+    return base / "vendor_corpus"
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledQuery:
+    query: str
+    category: str
+    relevant: dict[str, int]
+    """source path (relative to the corpus) -> grade"""
+
+
+def load_queries(path: Path) -> list[LabelledQuery]:
+    """Read the labelled queries; any malformed line is an :class:`EvalError`."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalError(f"{path}: cannot read the queries ({exc})") from None
+    out = []
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            query, category, relevant = item["query"], item["category"], item["relevant"]
+            if not (isinstance(query, str) and query.strip() and isinstance(category, str)):
+                raise ValueError("query and category must be non-empty text")
+            if not isinstance(relevant, dict) or not relevant:
+                raise ValueError("relevant must be a non-empty object")
+            grades = {str(k): int(v) for k, v in relevant.items()}
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EvalError(
+                f"{path}:{n}: not a labelled query ({exc}); expected "
+                '{"query": ..., "category": ..., "relevant": {"vendors/...md": 2}}'
+            ) from None
+        out.append(LabelledQuery(query.strip(), category, grades))
+    if not out:
+        raise EvalError(f"{path}: no queries")
+    return out
+
+
+def build_knowledge_base(conninfo: str, corpus: Path) -> None:
+    """Bring the evaluation database up to date with the product's own rebuild
+    (a subprocess: search does not import the extraction stage)."""
+    if not (corpus / "vendors").is_dir():
+        raise EvalError(f"{corpus}: no vendors/ folder (set --corpus or KB_EVAL_DATA)")
+    proc = subprocess.run(
+        [sys.executable, "-m", "extraction", "rebuild-graph", str(corpus), "--quiet"],
+        env={**os.environ, "DATABASE_URL": conninfo},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        raise EvalError(f"building the vendor knowledge base failed: {last}")
+
+
+def variants(defaults: SearchSettings) -> dict[str, SearchSettings]:
+    """Settings per ranked variant: no boosts, each alone, all, all but one, the
+    defaults, and the other fusion without boosts and with the default ones."""
+    off = defaults.model_copy(update=dict.fromkeys(REFERENCE_WEIGHTS, 0.0))
+    out = {"hybrid": off}
+    for name, weight in REFERENCE_WEIGHTS.items():
+        out[f"+{name.removesuffix('_boost')}"] = off.model_copy(update={name: weight})
+    out["+all boosts"] = off.model_copy(update=REFERENCE_WEIGHTS)
+    for name in REFERENCE_WEIGHTS:  # leave one out: does the mix need it?
+        without = {k: (0.0 if k == name else w) for k, w in REFERENCE_WEIGHTS.items()}
+        out[f"all -{name.removesuffix('_boost')}"] = off.model_copy(update=without)
+    out["defaults"] = defaults
+    # the other fusion, with and without the boosts
+    other = "rrf" if defaults.fusion == "convex" else "convex"
+    out[f"hybrid, {other}"] = off.model_copy(update={"fusion": other})
+    out[f"defaults, {other}"] = defaults.model_copy(update={"fusion": other})
+    return out
+
+
+def documents(ranked_paths: Sequence[str]) -> list[str]:
+    """Note paths in rank order, each once (a note ranks where its best chunk does).
+
+    >>> documents(["a.md", "b.md", "a.md", "c.md"])
+    ['a.md', 'b.md', 'c.md']
+    """
+    return list(dict.fromkeys(ranked_paths))
+
+
+def arm_ranking(rows: Sequence[Candidate], arm: str) -> list[str]:
+    def key(row: Candidate) -> int | None:
+        return row.vector_rank if arm == "vector" else row.fulltext_rank
+
+    ranked = sorted((r for r in rows if key(r) is not None), key=lambda r: key(r) or 0)
+    return documents([r.source_path for r in ranked])
+
+
+def _scores(runs: dict[str, list[str]], items: Sequence[LabelledQuery]) -> dict[str, float | int]:
+    n = len(items) or 1
+    return {
+        "ndcg_at_10": sum(ndcg_at_k(runs[q.query], q.relevant, 10) for q in items) / n,
+        "recall_at_10": sum(recall_at_k(runs[q.query], q.relevant, 10) for q in items) / n,
+        "mrr_at_10": sum(mrr_at_k(runs[q.query], q.relevant, 10) for q in items) / n,
+        "queries": len(items),
+    }
+
+
+def evaluate(
+    db: Database,
+    items: Sequence[LabelledQuery],
+    embedder: Any,
+    settings: SearchSettings,
+    *,
+    today: date,
+) -> dict[str, Any]:
+    ranked_variants = variants(settings)
+    runs: dict[str, dict[str, list[str]]] = {"vector": {}, "fulltext": {}}
+    runs.update({name: {} for name in ranked_variants})
+    boosted: dict[str, int] = dict.fromkeys(ranked_variants, 0)
+    vectors = embedder.encode([q.query for q in items])
+    with db.connect() as conn:
+        stored = {r["source_path"] for r in conn.execute("SELECT source_path FROM documents")}
+        missing = sorted({p for q in items for p in q.relevant} - stored)
+        with Progress(console=_stderr, transient=True) as progress:
+            task = progress.add_task("queries", total=len(items))
+            for q, vector in zip(items, vectors, strict=True):
+                rows = fetch_candidates(
+                    conn,
+                    q.query,
+                    vector,
+                    SearchFilters(),
+                    candidates=settings.candidates,
+                    rrf_k=settings.rrf_k,
+                    fusion=settings.fusion,
+                    vector_weight=settings.vector_weight,
+                    ef_search=settings.hnsw_ef_search,
+                    max_df_ratio=settings.fulltext_max_df_ratio,
+                    entity_lookup=True,
+                )
+                runs["vector"][q.query] = arm_ranking(rows, "vector")
+                runs["fulltext"][q.query] = arm_ranking(rows, "fulltext")
+                for name, variant in ranked_variants.items():
+                    fused = (
+                        rows
+                        if variant.fusion == settings.fusion
+                        else refuse(
+                            rows,
+                            variant.fusion,
+                            rrf_k=variant.rrf_k,
+                            vector_weight=variant.vector_weight,
+                        )
+                    )
+                    hits = rank_candidates(fused, q.query, variant, today=today)
+                    runs[name][q.query] = documents([h.source_path for h in hits])
+                    boosted[name] += sum(1 for h in hits[:10] if h.boosts)
+                progress.advance(task)
+    halves = {"odd lines": items[0::2], "even lines": items[1::2]}
+    categories = sorted({q.category for q in items})
+    report: dict[str, Any] = {
+        "queries": len(items),
+        "today": today.isoformat(),
+        "candidates": settings.candidates,
+        "fusion": settings.fusion,
+        "missing_relevant_notes": missing,
+        "variants": {},
+    }
+    for name, run in runs.items():
+        entry: dict[str, Any] = {"all": _scores(run, items)}
+        entry["halves"] = {h: _scores(run, part) for h, part in halves.items()}
+        entry["categories"] = {
+            c: _scores(run, [q for q in items if q.category == c]) for c in categories
+        }
+        if name in boosted:
+            entry["boosted_in_top_10"] = boosted[name]
+        report["variants"][name] = entry
+    base = report["variants"]["hybrid"]
+    for entry in report["variants"].values():
+        entry["delta_ndcg_at_10"] = entry["all"]["ndcg_at_10"] - base["all"]["ndcg_at_10"]
+        entry["hurts_a_half"] = any(
+            entry["halves"][h]["ndcg_at_10"] < base["halves"][h]["ndcg_at_10"] - 1e-9
+            for h in halves
+        )
+    return report
+
+
+def print_report(report: dict[str, Any], console: Console) -> None:
+    variants_ = report["variants"]
+    categories = list(next(iter(variants_.values()))["categories"])
+    table = Table(
+        title=f"vendor knowledge base: {report['queries']} labelled queries, nDCG@10 "
+        f"(graded), depth {report['candidates']}"
+    )
+    for col in ("variant", "nDCG@10", "Δ vs hybrid", "halves", "R@10", "MRR@10", *categories):
+        table.add_column(col, justify="left" if col == "variant" else "right")
+    for name, v in variants_.items():
+        halves = " / ".join(f"{h['ndcg_at_10']:.3f}" for h in v["halves"].values())
+        table.add_row(
+            name,
+            f"{v['all']['ndcg_at_10']:.4f}",
+            f"{v['delta_ndcg_at_10']:+.4f}" + (" !" if v["hurts_a_half"] else ""),
+            halves,
+            f"{v['all']['recall_at_10']:.3f}",
+            f"{v['all']['mrr_at_10']:.3f}",
+            *[f"{v['categories'][c]['ndcg_at_10']:.3f}" for c in categories],
+        )
+    console.print(table)
+    console.print(
+        "! = lower than hybrid on one half of the queries (such a boost stays off). "
+        f"Recency measured against {report['today']}."
+    )
+    if report["missing_relevant_notes"]:
+        console.print(
+            f"[yellow]warning[/]: {len(report['missing_relevant_notes'])} labelled notes are "
+            "not in the knowledge base (renamed or skipped?): "
+            + ", ".join(report["missing_relevant_notes"][:5])
+        )
+
+
+def _fail(message: str, code: int) -> int:
+    _stderr.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m search.kb_eval",
+        description="Score hybrid search and each boost on labelled queries over the "
+        "knowledge base built from the vendor corpus.",
+    )
+    parser.add_argument(
+        "--queries", type=Path, default=DEFAULT_QUERIES, help="labelled queries (JSONL)"
+    )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=None,
+        help="vendor corpus folder (default: $KB_EVAL_DATA/vendor_corpus, else "
+        "shared/data/vendor_corpus beside this repository)",
+    )
+    parser.add_argument("--database", default=DATABASE, help=f"database name [{DATABASE}]")
+    parser.add_argument("--no-build", action="store_true", help="use the database as it is")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args(argv)
+    try:
+        items = load_queries(args.queries)
+        settings = SearchSettings()
+        db = named_database(server_conninfo(DatabaseSettings()), args.database)
+        if not args.no_build:
+            _stderr.print(f"bringing {args.database} up to date with the vendor corpus ...")
+            build_knowledge_base(db.conninfo, args.corpus or default_corpus())
+        from search.embedder import Embedder
+
+        report = evaluate(db, items, Embedder.from_settings(), settings, today=date.today())
+    except ValidationError as exc:
+        return _fail(settings_problem(exc), 2)
+    except EvalError as exc:
+        return _fail(str(exc), 2)
+    except DatabaseError as exc:
+        return _fail(str(exc), 1)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_report(report, Console())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
