@@ -94,6 +94,8 @@ def measure_one(
         rrf_k=settings.rrf_k,
         ef_search=settings.hnsw_ef_search,
         max_df_ratio=settings.fulltext_max_df_ratio,
+        bm25_k1=settings.bm25_k1,
+        bm25_b=settings.bm25_b,
     )
     out["hybrid statement"] = (time.perf_counter() - start) * 1000
     start = time.perf_counter()

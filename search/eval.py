@@ -33,8 +33,6 @@ from rich.table import Table
 
 from search.hybrid import (
     DEFAULT_MAX_DF_RATIO,
-    DEFAULT_NORMALIZATION,
-    DEFAULT_WEIGHTS,
     Candidate,
     fetch_candidates,
     rank_candidates,
@@ -281,8 +279,6 @@ def evaluate(
     *,
     candidates: int,
     exact: bool = True,
-    weights: Sequence[float] = DEFAULT_WEIGHTS,
-    normalization: int = DEFAULT_NORMALIZATION,
     max_df_ratio: float = DEFAULT_MAX_DF_RATIO,
     limit: int | None = None,
 ) -> dict[str, Any]:
@@ -298,8 +294,8 @@ def evaluate(
         "candidates": candidates,
         "rrf_k": settings.rrf_k,
         "ef_search": settings.hnsw_ef_search,
-        "weights": weights,
-        "normalization": normalization,
+        "bm25_k1": settings.bm25_k1,
+        "bm25_b": settings.bm25_b,
         "max_df_ratio": max_df_ratio,
         "entity_lookup": settings.entity_boost > 0,
         "fusion": settings.fusion,
@@ -351,8 +347,8 @@ def evaluate(
         "rrf_k": settings.rrf_k,
         "vector_weight": settings.vector_weight,
         "ef_search": settings.hnsw_ef_search,
-        "weights": list(weights),
-        "normalization": normalization,
+        "bm25_k1": settings.bm25_k1,
+        "bm25_b": settings.bm25_b,
         "max_df_ratio": max_df_ratio,
         "arms": {arm: asdict(score_arm(r, qrels)) for arm, r in runs.items()},
         "latency_ms": {
@@ -407,20 +403,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="evaluate the first N queries")
     parser.add_argument("--no-exact", action="store_true", help="skip the exact-scan comparison")
     parser.add_argument(
-        "--weights",
-        type=float,
-        nargs=4,
-        default=list(DEFAULT_WEIGHTS),
-        metavar=("D", "C", "B", "A"),
-        help="ts_rank weights",
-    )
-    parser.add_argument(
-        "--normalization",
-        type=int,
-        default=DEFAULT_NORMALIZATION,
-        help="ts_rank normalisation flags",
-    )
-    parser.add_argument(
         "--max-df-ratio",
         type=float,
         default=DEFAULT_MAX_DF_RATIO,
@@ -447,8 +429,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings,
         candidates=args.candidates,
         exact=not args.no_exact,
-        weights=args.weights,
-        normalization=args.normalization,
         max_df_ratio=args.max_df_ratio,
         limit=args.limit,
     )

@@ -31,7 +31,7 @@ from search.query import (
     validate_query,
     validate_top_k,
 )
-from search.settings import SearchSettings
+from search.settings import DEFAULT_BM25_B, DEFAULT_BM25_K1, SearchSettings
 from sql.database import ConnectionSource, connection
 from sql.errors import DatabaseError
 from sql.queries import queries
@@ -40,17 +40,8 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-# ts_rank weights for D, C, B, A. The header (A) already appears at the start
-# of every chunk's content (B), so equal weights still count title words twice;
-# PostgreSQL's default {0.1, 0.2, 0.4, 1.0} over-weights titles: on SciFact
-# train nDCG@10 of the full-text arm was 0.621 with it, 0.692 with these (first
-# 200 queries; search/eval.py --weights).
-DEFAULT_WEIGHTS = (0.1, 0.2, 1.0, 1.0)
-# ts_rank normalisation 0 (none): with idf weighting, normalising by length
-# lost 0.02-0.17 nDCG@10 on SciFact (flags 1, 2, 8 measured).
-DEFAULT_NORMALIZATION = 0
 # Full-text candidates come from lexemes in at most this share of the chunks.
-DEFAULT_MAX_DF_RATIO = 0.02  # SearchSettings.fulltext_max_df_ratio
+DEFAULT_MAX_DF_RATIO = 0.05  # SearchSettings.fulltext_max_df_ratio
 
 
 class QueryEmbedder(Protocol):
@@ -154,8 +145,8 @@ def fetch_candidates(
     vector_weight: float = DEFAULT_VECTOR_WEIGHT,
     ef_search: int = 100,
     exact: bool = False,
-    weights: Sequence[float] = DEFAULT_WEIGHTS,
-    normalization: int = DEFAULT_NORMALIZATION,
+    bm25_k1: float = DEFAULT_BM25_K1,
+    bm25_b: float = DEFAULT_BM25_B,
     max_df_ratio: float = DEFAULT_MAX_DF_RATIO,
     entity_lookup: bool = False,
 ) -> list[Candidate]:
@@ -180,8 +171,8 @@ def fetch_candidates(
         "rrf_k": rrf_k,
         "fusion": fusion,
         "vector_weight": vector_weight,
-        "weights": list(weights),
-        "normalization": normalization,
+        "k1": bm25_k1,
+        "b": bm25_b,
         "max_df_ratio": max_df_ratio,
         "entity_phrases": query_phrases(query) if entity_lookup else [],
     }
@@ -189,14 +180,10 @@ def fetch_candidates(
         # Pipeline mode: the settings and the search travel together, so the
         # search is one network round trip however many statements it takes.
         with conn.pipeline(), conn.transaction():
-            conn.execute(q["search_ef_search"], {"ef_search": str(ef_search)})
-            conn.execute(q["search_iterative_scan"])
+            conn.execute(q["search_settings"], {"ef_search": str(ef_search)})
             if exact:
                 conn.execute(q["search_exact_scan"])
-            # psycopg prepares a statement run often; a plan prepared under
-            # enable_indexscan = off would keep scanning exactly afterwards
-            # (plans do not follow settings), so exact runs are never prepared.
-            cursor = conn.execute(q["hybrid_search"], params, prepare=False if exact else None)
+            cursor = conn.execute(q["hybrid_search"], params, prepare=True)
             rows = cursor.fetchall()
     except psycopg.OperationalError as exc:
         raise SearchUnavailable(f"The database connection failed: {exc}".strip()) from None
@@ -351,7 +338,7 @@ def hybrid_search(
     Parameters
     ----------
     query
-        Up to 500 characters of text; ``"quoted phrases"``, ``-word`` and ``or``
+        Up to 500 characters of text; ``"quoted phrases"``, ``-word`` and ``OR``
         follow ``websearch_to_tsquery`` in the full-text arm.
     db
         A :class:`~sql.database.Database`, a pool or an open connection.
@@ -455,6 +442,8 @@ def _ranked(
             vector_weight=settings.vector_weight,
             ef_search=settings.hnsw_ef_search,
             max_df_ratio=settings.fulltext_max_df_ratio,
+            bm25_k1=settings.bm25_k1,
+            bm25_b=settings.bm25_b,
             entity_lookup=settings.entity_boost > 0,
         )
         reason = None if rows else _why_empty(conn, parsed)

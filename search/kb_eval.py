@@ -28,7 +28,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -172,6 +172,53 @@ def _scores(runs: dict[str, list[str]], items: Sequence[LabelledQuery]) -> dict[
     }
 
 
+def _ranked_run(
+    fetched: Sequence[tuple[LabelledQuery, list[Candidate]]],
+    variant: SearchSettings,
+    fetch_fusion: str,
+    today: date,
+) -> tuple[dict[str, list[str]], int]:
+    """Each query's note ranking under ``variant``, and how many top-10 hits were boosted."""
+    run: dict[str, list[str]] = {}
+    boosted = 0
+    for q, rows in fetched:
+        fused = (
+            rows
+            if variant.fusion == fetch_fusion
+            else refuse(
+                rows, variant.fusion, rrf_k=variant.rrf_k, vector_weight=variant.vector_weight
+            )
+        )
+        hits = rank_candidates(fused, q.query, variant, today=today)
+        run[q.query] = documents([h.source_path for h in hits])
+        boosted += sum(1 for h in hits[:10] if h.boosts)
+    return run, boosted
+
+
+def backward_elimination(
+    score: Callable[[frozenset[str]], float], boosts: Sequence[str]
+) -> list[dict[str, Any]]:
+    """From all boosts, drop the one whose removal scores best while that does not
+    lower the score; the steps taken, the last one the kept set.
+
+    >>> value = {"a": 0.01, "b": -0.002, "c": 0.0}
+    >>> steps = backward_elimination(lambda kept: sum(value[k] for k in kept), ["a", "b", "c"])
+    >>> [(s["dropped"], sorted(s["kept"])) for s in steps]
+    [(None, ['a', 'b', 'c']), ('b', ['a', 'c']), ('c', ['a'])]
+    """
+    kept = frozenset(boosts)
+    current = score(kept)
+    steps: list[dict[str, Any]] = [{"dropped": None, "kept": sorted(kept), "ndcg_at_10": current}]
+    while kept:
+        trials = {b: score(kept - {b}) for b in sorted(kept)}
+        best = max(trials, key=lambda b: (trials[b], b))
+        if trials[best] < current - 1e-12:
+            break
+        kept, current = kept - {best}, trials[best]
+        steps.append({"dropped": best, "kept": sorted(kept), "ndcg_at_10": current})
+    return steps
+
+
 def evaluate(
     db: Database,
     items: Sequence[LabelledQuery],
@@ -180,11 +227,8 @@ def evaluate(
     *,
     today: date,
 ) -> dict[str, Any]:
-    ranked_variants = variants(settings)
-    runs: dict[str, dict[str, list[str]]] = {"vector": {}, "fulltext": {}}
-    runs.update({name: {} for name in ranked_variants})
-    boosted: dict[str, int] = dict.fromkeys(ranked_variants, 0)
     vectors = embedder.encode([q.query for q in items])
+    fetched: list[tuple[LabelledQuery, list[Candidate]]] = []
     with db.connect() as conn:
         stored = {r["source_path"] for r in conn.execute("SELECT source_path FROM documents")}
         missing = sorted({p for q in items for p in q.relevant} - stored)
@@ -202,25 +246,30 @@ def evaluate(
                     vector_weight=settings.vector_weight,
                     ef_search=settings.hnsw_ef_search,
                     max_df_ratio=settings.fulltext_max_df_ratio,
+                    bm25_k1=settings.bm25_k1,
+                    bm25_b=settings.bm25_b,
                     entity_lookup=True,
                 )
-                runs["vector"][q.query] = arm_ranking(rows, "vector")
-                runs["fulltext"][q.query] = arm_ranking(rows, "fulltext")
-                for name, variant in ranked_variants.items():
-                    fused = (
-                        rows
-                        if variant.fusion == settings.fusion
-                        else refuse(
-                            rows,
-                            variant.fusion,
-                            rrf_k=variant.rrf_k,
-                            vector_weight=variant.vector_weight,
-                        )
-                    )
-                    hits = rank_candidates(fused, q.query, variant, today=today)
-                    runs[name][q.query] = documents([h.source_path for h in hits])
-                    boosted[name] += sum(1 for h in hits[:10] if h.boosts)
+                fetched.append((q, rows))
                 progress.advance(task)
+    runs: dict[str, dict[str, list[str]]] = {
+        "vector": {q.query: arm_ranking(rows, "vector") for q, rows in fetched},
+        "fulltext": {q.query: arm_ranking(rows, "fulltext") for q, rows in fetched},
+    }
+    boosted: dict[str, int] = {}
+    for name, variant in variants(settings).items():
+        runs[name], boosted[name] = _ranked_run(fetched, variant, settings.fusion, today)
+
+    off = settings.model_copy(update=dict.fromkeys(REFERENCE_WEIGHTS, 0.0))
+
+    def mix_score(kept: frozenset[str]) -> float:
+        variant = off.model_copy(update={k: REFERENCE_WEIGHTS[k] for k in kept})
+        run, _ = _ranked_run(fetched, variant, settings.fusion, today)
+        return float(_scores(run, items)["ndcg_at_10"])
+
+    elimination = backward_elimination(mix_score, list(REFERENCE_WEIGHTS))
+    chosen = set(elimination[-1]["kept"])
+    configured = {k for k in REFERENCE_WEIGHTS if getattr(settings, k) > 0}
     halves = {"odd lines": items[0::2], "even lines": items[1::2]}
     categories = sorted({q.category for q in items})
     report: dict[str, Any] = {
@@ -229,6 +278,9 @@ def evaluate(
         "candidates": settings.candidates,
         "fusion": settings.fusion,
         "missing_relevant_notes": missing,
+        "elimination": elimination,
+        "chosen_boosts": sorted(chosen),
+        "defaults_are_chosen": chosen == configured,
         "variants": {},
     }
     for name, run in runs.items():
@@ -272,8 +324,20 @@ def print_report(report: dict[str, Any], console: Console) -> None:
         )
     console.print(table)
     console.print(
-        "! = lower than hybrid on one half of the queries (such a boost stays off). "
+        "! = lower than hybrid on one half of the queries. "
         f"Recency measured against {report['today']}."
+    )
+    path = " -> ".join(
+        f"drop {step['dropped']} ({step['ndcg_at_10']:.4f})"
+        if step["dropped"]
+        else f"all five ({step['ndcg_at_10']:.4f})"
+        for step in report["elimination"]
+    )
+    console.print(f"backward elimination: {path}; kept {', '.join(report['chosen_boosts'])}")
+    console.print(
+        "the configured boosts are that set"
+        if report["defaults_are_chosen"]
+        else "[yellow]the configured boosts differ from that set[/]"
     )
     if report["missing_relevant_notes"]:
         console.print(

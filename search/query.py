@@ -18,8 +18,10 @@ MAX_QUERY_CHARS = 500
 
 # Control characters other than ordinary whitespace mean binary data, not text.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
-# websearch_to_tsquery syntax: a quoted phrase, a leading "-" (not) or the word "or".
-_WEBSEARCH = re.compile(r"\"|(?:^|\s)-\w|\s[oO][rR]\s")
+# websearch_to_tsquery syntax: a quoted phrase, a leading "-" (not) or the word OR
+# in capitals, as search engines take it. A lower-case "or" is English ("regional
+# or distant metastases"): read as an operator it made every other word required.
+_WEBSEARCH = re.compile(r"\"|(?:^|\s)-\w|\sOR\s")
 
 
 def validate_query(query: object, *, max_chars: int = MAX_QUERY_CHARS) -> str:
@@ -79,6 +81,8 @@ def uses_websearch_syntax(query: str) -> bool:
     True
     >>> uses_websearch_syntax("rocket -sled")
     True
+    >>> uses_websearch_syntax("sleds OR rockets"), uses_websearch_syntax("sleds or rockets")
+    (True, False)
     >>> uses_websearch_syntax("state-of-the-art rockets")
     False
     """

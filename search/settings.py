@@ -11,6 +11,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from search.boosts import BoostWeights
 from search.fusion import DEFAULT_FUSION, DEFAULT_VECTOR_WEIGHT, Fusion
 
+# BM25's saturation (k1) and length normalisation (b): the usual values, not tuned
+# (an offline scan of SciFact train put k1 0.9-1.5 and b 0.4-0.75 within 0.002
+# nDCG@10 of each other).
+DEFAULT_BM25_K1 = 1.2
+DEFAULT_BM25_B = 0.75
+
 
 def _boost(env: str, name: str, default: float, when: str) -> Any:
     return Field(
@@ -66,15 +72,30 @@ class SearchSettings(BaseSettings):
         validation_alias=AliasChoices("KB_HNSW_EF_SEARCH", "hnsw_ef_search"),
         description="HNSW candidate list size per scan (higher: better recall, slower)",
     )
-    # SciFact train: 0.02 vs 0.05 costs the full-text arm 0.005 nDCG@10 and the
-    # hybrid 0.001, and saves about 6 ms per query (bench/search.py).
+    # SciFact train (BM25 arm): 0.02 / 0.05 / 0.1 / 1.0 gave the full-text arm
+    # nDCG@10 0.688 / 0.692 / 0.692 / 0.692 and the hybrid 0.733 / 0.735 / 0.734 /
+    # 0.735; a higher ratio reads longer posting lists (bench/search.py).
     fulltext_max_df_ratio: float = Field(
-        default=0.02,
+        default=0.05,
         gt=0.0,
         le=1.0,
         validation_alias=AliasChoices("KB_FTS_MAX_DF_RATIO", "fulltext_max_df_ratio"),
         description="full-text candidates are chunks holding a query word found in at most "
         "this share of chunks (lower: faster, slightly lower recall)",
+    )
+    bm25_k1: float = Field(
+        default=DEFAULT_BM25_K1,
+        gt=0.0,
+        le=10.0,
+        validation_alias=AliasChoices("KB_BM25_K1", "bm25_k1"),
+        description="full-text arm: BM25 term-frequency saturation",
+    )
+    bm25_b: float = Field(
+        default=DEFAULT_BM25_B,
+        ge=0.0,
+        le=1.0,
+        validation_alias=AliasChoices("KB_BM25_B", "bm25_b"),
+        description="full-text arm: BM25 length normalisation (0: none, 1: full)",
     )
     max_query_chars: int = Field(
         default=500,
@@ -90,18 +111,18 @@ class SearchSettings(BaseSettings):
     )
     # Boosts multiply the fused score by 1 + the sum of those that apply, at the
     # reference pipeline's percentages (metadata 15 %, document type 10 %, recency
-    # 5 %, entity 10 %, topic 8 %). Chosen by backward elimination on the 200
-    # labelled vendor queries (`python -m search.kb_eval`; README, "Boosts"): from
-    # all five, a boost is dropped while dropping it does not lower nDCG@10.
-    # Recency went (the mix rose without it); leaving out any of the other four
-    # then lowered it. Differences are small (0.1-0.6 points of nDCG@10).
+    # 5 %, entity 10 %, topic 8 %). On by default: the set `python -m search.kb_eval`
+    # keeps by backward elimination on the 200 labelled vendor queries (from all
+    # five, drop a boost while dropping it does not lower nDCG@10): vendor, entity
+    # and topic. Document type and recency are implemented and tested but off.
+    # The differences are small (README, "Boosts").
     vendor_boost: float = _boost(
         "KB_BOOST_VENDOR", "vendor_boost", 0.15, "the query names the hit's vendor"
     )
     document_type_boost: float = _boost(
         "KB_BOOST_DOCUMENT_TYPE",
         "document_type_boost",
-        0.10,
+        0.0,
         "the query asks for lifecycle facts and the hit is an end-of-life note, or for an "
         "overview and the hit is a topic page",
     )
