@@ -10,6 +10,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
+from psycopg.rows import tuple_row
 from psycopg_pool import PoolTimeout
 
 from search.boosts import BoostFacts, boosts_for, query_intent, query_phrases
@@ -183,8 +184,9 @@ def fetch_candidates(
             conn.execute(q["search_settings"], {"ef_search": str(ef_search)})
             if exact:
                 conn.execute(q["search_exact_scan"])
-            cursor = conn.execute(q["hybrid_search"], params, prepare=True)
-            rows = cursor.fetchall()
+            # plain tuples: building ~200 dicts per search cost about a millisecond
+            cursor = conn.cursor(row_factory=tuple_row)
+            rows = cursor.execute(q["hybrid_search"], params, prepare=True).fetchall()
     except psycopg.OperationalError as exc:
         raise SearchUnavailable(f"The database connection failed: {exc}".strip()) from None
     except psycopg.Error as exc:
@@ -192,30 +194,35 @@ def fetch_candidates(
     return [_candidate(row) for row in rows]
 
 
-def _candidate(row: Mapping[str, Any]) -> Candidate:
-    return Candidate(
-        chunk_id=row["chunk_id"],
-        vector_rank=row["vector_rank"],
-        vector_similarity=row["vector_similarity"],
-        fulltext_rank=row["fulltext_rank"],
-        fulltext_score=row["fulltext_score"],
-        fused_score=float(row["fused_score"]),
-        document_id=row["document_id"],
-        chunk_index=row["chunk_index"],
-        total_chunks=row["total_chunks"],
-        context_header=row["context_header"],
-        content=row["content"],
-        content_hash=row["content_hash"],
-        token_count=row["token_count"],
-        source_path=row["source_path"],
-        category=row["category"],
-        title=row["title"],
-        doc_date=row["doc_date"],
-        vendor=row["vendor"],
-        document_type=row["document_type"],
-        topics=tuple(t for t in row["topics"] if t),
-        entity_match=bool(row["entity_match"]),
-    )
+#: The hybrid statement's columns, in order: Candidate's fields (a test checks it).
+CANDIDATE_COLUMNS = (
+    "chunk_id",
+    "vector_rank",
+    "vector_similarity",
+    "fulltext_rank",
+    "fulltext_score",
+    "fused_score",
+    "document_id",
+    "chunk_index",
+    "total_chunks",
+    "context_header",
+    "content",
+    "content_hash",
+    "token_count",
+    "source_path",
+    "category",
+    "title",
+    "doc_date",
+    "vendor",
+    "document_type",
+    "topics",
+    "entity_match",
+)
+
+
+def _candidate(row: tuple[Any, ...]) -> Candidate:
+    *head, topics, entity_match = row
+    return Candidate(*head, tuple(t for t in topics if t), bool(entity_match))
 
 
 def refuse(

@@ -76,6 +76,42 @@ def test_punctuation_and_unicode(
         assert result.hits[0].source_path.endswith(expected)
 
 
+def test_statement_columns_are_the_candidate_fields_in_order(
+    search_db: Database, embedder: Any
+) -> None:
+    from dataclasses import fields
+
+    from search.hybrid import CANDIDATE_COLUMNS, Candidate
+    from search.settings import SearchSettings
+    from sql.queries import queries
+
+    assert tuple(f.name for f in fields(Candidate)) == CANDIDATE_COLUMNS
+    s = SearchSettings()
+    params = {
+        "query": "rocket",
+        "embedding": embedder.encode(["rocket"])[0],
+        "strict": False,
+        "filtered": False,
+        "vendor": None,
+        "category": None,
+        "path_prefix": None,
+        "date_from": None,
+        "date_to": None,
+        "candidates": 5,
+        "rrf_k": s.rrf_k,
+        "fusion": s.fusion,
+        "vector_weight": s.vector_weight,
+        "k1": s.bm25_k1,
+        "b": s.bm25_b,
+        "max_df_ratio": s.fulltext_max_df_ratio,
+        "entity_phrases": [],
+    }
+    with search_db.connect() as conn:
+        cursor = conn.execute(queries()["hybrid_search"], params)
+        assert cursor.description is not None
+        assert tuple(d.name for d in cursor.description) == CANDIDATE_COLUMNS
+
+
 def test_sql_rrf_is_reciprocal_rank_fusion(search_db: Database, embedder: Any) -> None:
     query = "rocket sled safety"
     with search_db.connect() as conn:
