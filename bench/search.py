@@ -92,14 +92,7 @@ def measure_one(
             vector,
             SearchFilters(),
             candidates=settings.candidates,
-            rrf_k=settings.rrf_k,
-            fusion=settings.fusion,
-            vector_weight=settings.vector_weight,
-            ef_search=settings.hnsw_ef_search,
-            max_df_ratio=settings.fulltext_max_df_ratio,
-            bm25_k1=settings.bm25_k1,
-            bm25_b=settings.bm25_b,
-            entity_lookup=settings.entity_boost > 0,
+            **settings.statement_args(),
         )
     else:
         hybrid_search(text, db=conn, embedder=embedder, top_k=10, settings=settings)

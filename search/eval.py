@@ -291,15 +291,9 @@ def evaluate(
         embedder.encode([text])
         embed_ms.append((time.perf_counter() - start) * 1000)
     fetch_args: dict[str, Any] = {
+        **settings.statement_args(),
         "candidates": candidates,
-        "rrf_k": settings.rrf_k,
-        "ef_search": settings.hnsw_ef_search,
-        "bm25_k1": settings.bm25_k1,
-        "bm25_b": settings.bm25_b,
         "max_df_ratio": max_df_ratio,
-        "entity_lookup": settings.entity_boost > 0,
-        "fusion": settings.fusion,
-        "vector_weight": settings.vector_weight,
     }
     runs: dict[str, dict[str, list[str]]] = {}
     latency: list[float] = []

@@ -222,7 +222,10 @@ CANDIDATE_COLUMNS = (
 
 def _candidate(row: tuple[Any, ...]) -> Candidate:
     *head, topics, entity_match = row
-    return Candidate(*head, tuple(t for t in topics if t), bool(entity_match))
+    # positional from a row of unknown length: the column test stands in for the types
+    build: Any = Candidate
+    result: Candidate = build(*head, tuple(t for t in topics if t), bool(entity_match))
+    return result
 
 
 def refuse(
@@ -439,19 +442,7 @@ def _ranked(
     embedding = embedder.encode([text])[0]
     with search_connection(db, "The search") as conn:
         rows = fetch_candidates(
-            conn,
-            text,
-            embedding,
-            parsed,
-            candidates=depth,
-            rrf_k=settings.rrf_k,
-            fusion=settings.fusion,
-            vector_weight=settings.vector_weight,
-            ef_search=settings.hnsw_ef_search,
-            max_df_ratio=settings.fulltext_max_df_ratio,
-            bm25_k1=settings.bm25_k1,
-            bm25_b=settings.bm25_b,
-            entity_lookup=settings.entity_boost > 0,
+            conn, text, embedding, parsed, candidates=depth, **settings.statement_args()
         )
         reason = None if rows else _why_empty(conn, parsed)
     return parsed, rank_candidates(rows, text, settings, reranker=reranker), reason

@@ -241,14 +241,7 @@ def evaluate(
                     vector,
                     SearchFilters(),
                     candidates=settings.candidates,
-                    rrf_k=settings.rrf_k,
-                    fusion=settings.fusion,
-                    vector_weight=settings.vector_weight,
-                    ef_search=settings.hnsw_ef_search,
-                    max_df_ratio=settings.fulltext_max_df_ratio,
-                    bm25_k1=settings.bm25_k1,
-                    bm25_b=settings.bm25_b,
-                    entity_lookup=True,
+                    **(settings.statement_args() | {"entity_lookup": True}),
                 )
                 fetched.append((q, rows))
                 progress.advance(task)

@@ -166,3 +166,17 @@ class SearchSettings(BaseSettings):
             topic=self.topic_boost,
             recency_half_life_days=self.recency_half_life_days,
         )
+
+    def statement_args(self) -> dict[str, Any]:
+        """The hybrid statement's tuning, as :func:`search.hybrid.fetch_candidates`
+        takes it (the candidate depth aside)."""
+        return {
+            "rrf_k": self.rrf_k,
+            "fusion": self.fusion,
+            "vector_weight": self.vector_weight,
+            "ef_search": self.hnsw_ef_search,
+            "max_df_ratio": self.fulltext_max_df_ratio,
+            "bm25_k1": self.bm25_k1,
+            "bm25_b": self.bm25_b,
+            "entity_lookup": self.entity_boost > 0,
+        }

@@ -35,75 +35,64 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     FROM unnest(tsv) AS u
 $$;
 
-CREATE FUNCTION chunk_terms_added() RETURNS trigger LANGUAGE plpgsql AS $$
+-- The one place the statistics change: the terms of chunks that left (their
+-- postings went with them) out, the terms of chunks that came (id, text) in.
+CREATE FUNCTION chunk_terms_apply(gone tsvector[], came_ids bigint[], came tsvector[])
+RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO chunk_terms (lexeme, chunk_id, tf, dl)
-    SELECT t.lexeme, a.id, t.tf, t.dl
-    FROM added a CROSS JOIN LATERAL chunk_term_rows(a.tsv) t;
+    SELECT t.lexeme, c.id, t.tf, t.dl
+    FROM unnest(came_ids, came) AS c (id, tsv) CROSS JOIN LATERAL chunk_term_rows(c.tsv) t;
     INSERT INTO lexeme_df AS d (lexeme, df)
-    SELECT t.lexeme, count(*)
-    FROM added a CROSS JOIN LATERAL unnest(tsvector_to_array(a.tsv)) AS t (lexeme)
-    GROUP BY t.lexeme
+    SELECT x.lexeme, sum(x.n)
+    FROM (
+        SELECT t.lexeme, -1 AS n
+        FROM unnest(gone) AS g (tsv) CROSS JOIN LATERAL unnest(tsvector_to_array(g.tsv)) AS t (lexeme)
+        UNION ALL
+        SELECT t.lexeme, 1
+        FROM unnest(came) AS c (tsv) CROSS JOIN LATERAL unnest(tsvector_to_array(c.tsv)) AS t (lexeme)
+    ) AS x
+    GROUP BY x.lexeme
     ON CONFLICT (lexeme) DO UPDATE SET df = d.df + EXCLUDED.df;
+    DELETE FROM lexeme_df WHERE df <= 0;
     UPDATE chunk_term_totals
-    SET chunks = chunks + (SELECT count(*) FROM added),
-        total_dl = total_dl + coalesce((
-            SELECT sum(t.tf) FROM added a CROSS JOIN LATERAL chunk_term_rows(a.tsv) t), 0);
+    SET chunks = chunks - cardinality(gone) + cardinality(came),
+        total_dl = total_dl
+            - coalesce((SELECT sum(t.tf) FROM unnest(gone) AS g (tsv)
+                        CROSS JOIN LATERAL chunk_term_rows(g.tsv) t), 0)
+            + coalesce((SELECT sum(t.tf) FROM unnest(came) AS c (tsv)
+                        CROSS JOIN LATERAL chunk_term_rows(c.tsv) t), 0);
+END
+$$;
+
+CREATE FUNCTION chunk_terms_added() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM chunk_terms_apply('{}', ids, tsvs)
+    FROM (SELECT coalesce(array_agg(id ORDER BY id), '{}') AS ids,
+                 coalesce(array_agg(tsv ORDER BY id), '{}') AS tsvs FROM added) AS a;
     RETURN NULL;
 END
 $$;
 
 CREATE FUNCTION chunk_terms_removed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    -- the postings go with their chunk (ON DELETE CASCADE)
-    UPDATE lexeme_df AS d SET df = d.df - r.n
-    FROM (
-        SELECT t.lexeme, count(*) AS n
-        FROM removed r CROSS JOIN LATERAL unnest(tsvector_to_array(r.tsv)) AS t (lexeme)
-        GROUP BY t.lexeme
-    ) AS r
-    WHERE d.lexeme = r.lexeme;
-    DELETE FROM lexeme_df WHERE df <= 0;
-    UPDATE chunk_term_totals
-    SET chunks = chunks - (SELECT count(*) FROM removed),
-        total_dl = total_dl - coalesce((
-            SELECT sum(t.tf) FROM removed r CROSS JOIN LATERAL chunk_term_rows(r.tsv) t), 0);
+    PERFORM chunk_terms_apply(coalesce(array_agg(tsv), '{}'), '{}', '{}') FROM removed;
     RETURN NULL;
 END
 $$;
 
 CREATE FUNCTION chunk_terms_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    -- only rows whose text changed: their old terms out, their new ones in
-    CREATE TEMP TABLE chunk_terms_old ON COMMIT DROP AS
-        SELECT r.id, r.tsv FROM removed r JOIN added a ON a.id = r.id
-        WHERE a.tsv IS DISTINCT FROM r.tsv;
-    CREATE TEMP TABLE chunk_terms_new ON COMMIT DROP AS
-        SELECT a.id, a.tsv FROM added a JOIN chunk_terms_old o ON o.id = a.id;
-    DELETE FROM chunk_terms c USING chunk_terms_old o WHERE c.chunk_id = o.id;
-    UPDATE lexeme_df AS d SET df = d.df - o.n
-    FROM (
-        SELECT t.lexeme, count(*) AS n
-        FROM chunk_terms_old o CROSS JOIN LATERAL unnest(tsvector_to_array(o.tsv)) AS t (lexeme)
-        GROUP BY t.lexeme
-    ) AS o
-    WHERE d.lexeme = o.lexeme;
-    INSERT INTO chunk_terms (lexeme, chunk_id, tf, dl)
-    SELECT t.lexeme, n.id, t.tf, t.dl
-    FROM chunk_terms_new n CROSS JOIN LATERAL chunk_term_rows(n.tsv) t;
-    INSERT INTO lexeme_df AS d (lexeme, df)
-    SELECT t.lexeme, count(*)
-    FROM chunk_terms_new n CROSS JOIN LATERAL unnest(tsvector_to_array(n.tsv)) AS t (lexeme)
-    GROUP BY t.lexeme
-    ON CONFLICT (lexeme) DO UPDATE SET df = d.df + EXCLUDED.df;
-    DELETE FROM lexeme_df WHERE df <= 0;
-    UPDATE chunk_term_totals
-    SET total_dl = total_dl
-        - coalesce((SELECT sum(t.tf) FROM chunk_terms_old o
-                    CROSS JOIN LATERAL chunk_term_rows(o.tsv) t), 0)
-        + coalesce((SELECT sum(t.tf) FROM chunk_terms_new n
-                    CROSS JOIN LATERAL chunk_term_rows(n.tsv) t), 0);
-    DROP TABLE chunk_terms_old, chunk_terms_new;
+    -- only rows whose text changed: their postings replaced
+    DELETE FROM chunk_terms c
+    USING removed r JOIN added a ON a.id = r.id
+    WHERE c.chunk_id = r.id AND a.tsv IS DISTINCT FROM r.tsv;
+    PERFORM chunk_terms_apply(
+        coalesce(array_agg(r.tsv ORDER BY r.id), '{}'),
+        coalesce(array_agg(a.id ORDER BY r.id), '{}'),
+        coalesce(array_agg(a.tsv ORDER BY r.id), '{}'))
+    FROM removed r JOIN added a ON a.id = r.id
+    WHERE a.tsv IS DISTINCT FROM r.tsv;
     RETURN NULL;
 END
 $$;
@@ -129,12 +118,8 @@ CREATE TRIGGER chunks_terms_truncated AFTER TRUNCATE ON chunks
     FOR EACH STATEMENT EXECUTE FUNCTION chunk_terms_truncated();
 
 -- chunks that exist already
-INSERT INTO chunk_terms (lexeme, chunk_id, tf, dl)
-SELECT t.lexeme, c.id, t.tf, t.dl FROM chunks c CROSS JOIN LATERAL chunk_term_rows(c.tsv) t;
-INSERT INTO lexeme_df (lexeme, df)
-SELECT lexeme, count(*) FROM chunk_terms GROUP BY lexeme;
-UPDATE chunk_term_totals
-SET chunks = (SELECT count(*) FROM chunks),
-    total_dl = coalesce((SELECT sum(tf) FROM chunk_terms), 0);
+SELECT chunk_terms_apply('{}', coalesce(array_agg(id ORDER BY id), '{}'),
+                         coalesce(array_agg(tsv ORDER BY id), '{}'))
+FROM chunks;
 -- the planner needs to know their size before the first search
 ANALYZE chunk_terms, lexeme_df;
