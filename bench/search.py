@@ -8,8 +8,9 @@ In one run, at two sizes, single queries after a warm-up, p50 / p95 of:
 4. the hybrid statement alone (both arms + fusion, one round trip);
 5. ``hybrid_search`` end to end (validation, embedding, SQL, boosts, collapse, paging).
 
-A pass of ``hybrid_search`` over every query warms the caches first; then each
-operation gets a pass of its own over the same queries.
+A pass of ``hybrid_search`` over every query warms the caches first; then the
+operations of each query run back to back, in an order that rotates from query to
+query, so that the machine's slow spells fall on all of them alike.
 
 Sizes: SciFact (``kb_eval_scifact_chunked``, 5,183 abstracts in 10,297 chunks,
 built by ``python -m search.eval`` or here if missing) and ``--scale`` chunks
@@ -217,10 +218,9 @@ def measure_scale(
     warmup: int,
     label: str,
 ) -> tuple[int, dict[str, dict[str, float]]]:
-    """One pass per measure over the same queries, after a pass of ``hybrid_search``
-    over all of them warms the caches alike for every measure (measuring the
-    operations of one query back to back would hand each later one a cache the
-    earlier ones had just filled)."""
+    """Every measure for every query, after a pass of ``hybrid_search`` over all of
+    them has warmed the caches (so no measure runs on a cache another one just
+    filled for it)."""
     samples: dict[str, list[float]] = {k: [] for k in MEASURES}
     vectors = [embedder.encode([t])[0] for t in texts]
     with db.connect(autocommit=True) as conn:
@@ -230,8 +230,11 @@ def measure_scale(
             for text in texts:  # warm-up pass
                 hybrid_search(text, db=conn, embedder=embedder, top_k=10, settings=settings)
                 progress.advance(task)
-            for kind in MEASURES:
-                for n, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
+            # interleaved, so that the machine's slow spells fall on every measure
+            # alike; the order rotates from query to query, so none always runs first
+            for n, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
+                for i in range(len(MEASURES)):
+                    kind = MEASURES[(n + i) % len(MEASURES)]
                     ms = measure_one(kind, conn, embedder, settings, text, vector)
                     if n >= warmup:
                         samples[kind].append(ms)
