@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 
 class Cache(Protocol):
-    def get(self, key: Hashable, build_id: int) -> Any | None: ...
+    def get(self, key: Hashable, build_id: int, *, count_miss: bool = True) -> Any | None: ...
 
     def put(self, key: Hashable, build_id: int, value: Any) -> None: ...
 
@@ -54,13 +54,15 @@ class TTLCache:
         self._lock = threading.Lock()
         self._data: OrderedDict[Hashable, tuple[float, int, Any]] = OrderedDict()
 
-    def get(self, key: Hashable, build_id: int) -> Any | None:
+    def get(self, key: Hashable, build_id: int, *, count_miss: bool = True) -> Any | None:
+        """The value put for ``key`` on ``build_id`` and not yet expired, or None.
+        ``count_miss=False``: a probe whose miss the caller's next lookup counts."""
         with self._lock:
             entry = self._data.get(key)
             if entry is None or entry[0] < self._clock() or entry[1] != build_id:
                 if entry is not None:
                     del self._data[key]
-                self.stats.misses += 1
+                self.stats.misses += count_miss
                 return None
             self._data.move_to_end(key)
             self.stats.hits += 1

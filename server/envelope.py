@@ -96,6 +96,65 @@ def account(env: dict[str, Any], *, compact: bool = True) -> int:
     return tokens
 
 
+def _alnum_ends(text: str) -> bool:
+    return (
+        bool(text)
+        and text[0].isascii()
+        and text[0].isalnum()
+        and text[-1].isascii()
+        and (text[-1].isalnum())
+    )
+
+
+def reaccount(
+    env: dict[str, Any],
+    tokens_before: int,
+    replaced: Sequence[tuple[Any, Any]],
+    *,
+    compact: bool = True,
+) -> int:
+    """Set ``tokens_estimated`` of ``env``, an envelope counted at ``tokens_before``
+    whose scalar values ``replaced`` (old, new) pairs have since changed; return it.
+
+    cl100k_base splits text into pieces before it merges tokens, and in compact
+    JSON a scalar that starts and ends with an ASCII letter or digit (a request
+    id, a timestamp, a number, true/false) is preceded by a run of punctuation
+    (``":"`` or ``":``) and followed by one (``","``, ``}``): piece boundaries that
+    do not depend on the value. So the count changes by exactly the new values'
+    tokens minus the old ones', and a cached answer is recounted in microseconds
+    instead of tokenising its whole text again. Anything else (indented JSON, a
+    value with other edges) is counted in full with :func:`account`.
+    """
+    delta = 0
+    for old, new in replaced:
+        old_text, new_text = _scalar_text(old), _scalar_text(new)
+        if not compact or old_text is None or new_text is None:
+            return account(env, compact=compact)
+        if old_text != new_text:
+            delta += count_tokens(new_text) - count_tokens(old_text)
+    base = tokens_before - count_tokens(str(tokens_before)) + delta
+    tokens = base + count_tokens(str(base))
+    while base + count_tokens(str(tokens)) != tokens:
+        tokens = base + count_tokens(str(tokens))
+    env["execution_context"]["tokens_estimated"] = tokens
+    return tokens
+
+
+def _scalar_text(value: Any) -> str | None:
+    """The JSON text of a scalar whose token pieces stand alone (quotes aside), or None."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, int | float):
+        text = orjson.dumps(value).decode()
+    else:
+        return None
+    if not _alnum_ends(text) or dumps(text)[1:-1] != text:  # escapes change the text
+        return None
+    return text
+
+
 def warning(level: str, code: str, message: str, suggestion: str | None = None) -> dict[str, Any]:
     return {"level": level, "code": code, "message": message, "suggestion": suggestion}
 

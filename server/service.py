@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -23,6 +23,7 @@ from search.fusion import best_score
 from search.hybrid import SearchResult, ranked_hits
 from search.settings import SearchSettings
 from server.auth import KeyStore
+from server.builds import BuildWatcher
 from server.cache import TTLCache
 from server.cursor import CursorCodec, CursorError, digest
 from server.envelope import (
@@ -30,6 +31,7 @@ from server.envelope import (
     dumps,
     envelope,
     fit,
+    reaccount,
     request_id,
     timestamp,
     warning,
@@ -72,6 +74,7 @@ class Service:
         search_settings: SearchSettings | None = None,
         graph_settings: GraphSettings | None = None,
         pool_size: int = 4,
+        watch_builds: bool = True,
     ) -> None:
         self.settings = settings
         self.db = db
@@ -91,8 +94,12 @@ class Service:
             }
         )
         self.metrics = Metrics()
+        # knows the newest graph build without a query, so cached answers need none
+        self.builds = BuildWatcher(db) if watch_builds else None
 
     def close(self) -> None:
+        if self.builds is not None:
+            self.builds.close()
         self.pool.close()
 
     # -- the frame every tool runs in ------------------------------------------
@@ -147,6 +154,82 @@ class Service:
                 operation, (time.perf_counter() - start) * 1000, cache_hit=cache_hit, error=error
             )
 
+    # -- answers from memory ---------------------------------------------------------
+
+    def cached(
+        self, operation: str, api_key: str | None, arguments: Mapping[str, Any]
+    ) -> Outcome | None:
+        """The cached whole answer to ``operation(api_key, **arguments)``, or None.
+
+        For the event loop: no I/O, microseconds. It looks up exactly the cache
+        entry the full call would, for the newest build as the watcher knows it;
+        None when that build is not known for sure (no watcher, database
+        unreachable), nothing is cached, or the request is invalid (the full call
+        then reports it). A hit is authenticated and rate-limited like any call.
+        """
+        keyer = self._keyers.get(operation)
+        build = self.builds.current() if self.builds is not None else None
+        if keyer is None or build is None:
+            return None
+        try:
+            cache, key = keyer(build, **arguments)
+        except (ToolFailure, TypeError):
+            return None
+        env = cache.get(key, build, count_miss=False)
+        if env is None:
+            return None
+        return self.run(
+            operation,
+            api_key,
+            lambda rid, start: _Answer(self._reuse(env, rid, start), True),
+            snapshot=False,
+        )
+
+    @property
+    def _keyers(self) -> dict[str, Callable[..., tuple[TTLCache, Hashable]]]:
+        return {
+            "semantic_search": self._search_key,
+            "find_vendor_info": self._vendor_key,
+            "list_vendors": self._vendors_key,
+        }
+
+    def _search_key(
+        self,
+        build: int,
+        query: str,
+        top_k: int | None = None,
+        response_mode: ResponseMode | None = None,
+        fields: Sequence[str] | None = None,
+        page_size: int | None = None,
+        cursor: str | None = None,
+    ) -> tuple[TTLCache, tuple[str, str, int]]:
+        mode = self._mode(response_mode)
+        wanted = check_fields(fields, mode)
+        size = page_size or top_k or 10
+        bound = digest({"q": query, "mode": mode, "fields": wanted, "size": size})
+        return self.search_cache, ("answer", bound, self._offset(cursor, bound, build))
+
+    def _vendor_key(
+        self,
+        build: int,
+        vendor_name: str,
+        response_mode: ResponseMode | None = None,
+        include_relationships: bool = True,
+    ) -> tuple[TTLCache, tuple[str, str, str, bool]]:
+        mode = self._mode(response_mode)
+        return self.vendor_cache, (
+            "vendor",
+            vendor_name.strip().casefold(),
+            mode,
+            include_relationships,
+        )
+
+    def _vendors_key(
+        self, build: int, page_size: int = 20, cursor: str | None = None
+    ) -> tuple[TTLCache, tuple[str, str, int]]:
+        bound = digest({"op": "list_vendors", "size": page_size})
+        return self.vendor_cache, ("vendors", bound, self._offset(cursor, bound, build))
+
     def _error(
         self, operation: str, rid: str, start: float, failure: ToolFailure
     ) -> dict[str, Any]:
@@ -180,17 +263,27 @@ class Service:
 
     def _reuse(self, env: dict[str, Any], rid: str, start: float) -> dict[str, Any]:
         """A cached answer as this call's envelope: its own id, time and token count."""
+        meta, ctx = env["_metadata"], env["execution_context"]
         fresh = dict(env)
-        fresh["_metadata"] = dict(env["_metadata"]) | {
-            "request_id": rid,
-            "timestamp": timestamp(),
-        }
-        fresh["execution_context"] = dict(env["execution_context"]) | {
+        fresh["_metadata"] = dict(meta) | {"request_id": rid, "timestamp": timestamp()}
+        fresh["execution_context"] = dict(ctx) | {
             "request_id": rid,
             "cache_hit": True,
             "execution_time_ms": round((time.perf_counter() - start) * 1000, 3),
         }
-        account(fresh, compact=self.settings.enable_response_compression)
+        new_meta, new_ctx = fresh["_metadata"], fresh["execution_context"]
+        reaccount(
+            fresh,
+            ctx["tokens_estimated"],
+            [
+                (meta["request_id"], new_meta["request_id"]),
+                (meta["timestamp"], new_meta["timestamp"]),
+                (ctx["request_id"], new_ctx["request_id"]),
+                (ctx["cache_hit"], new_ctx["cache_hit"]),
+                (ctx["execution_time_ms"], new_ctx["execution_time_ms"]),
+            ],
+            compact=self.settings.enable_response_compression,
+        )
         return fresh
 
     def _mode(self, mode: ResponseMode | None) -> ResponseMode:
@@ -261,9 +354,10 @@ class Service:
             size = page_size or top_k or 10
             superseded = page_size is not None and top_k is not None
             build = self.kg.build_id()
-            bound = digest({"q": query, "mode": mode, "fields": wanted, "size": size})
-            offset = self._offset(cursor, bound, build)
-            answer_key = ("answer", bound, offset)
+            _, answer_key = self._search_key(
+                build, query, top_k, response_mode, fields, page_size, cursor
+            )
+            bound, offset = answer_key[1], answer_key[2]
             cached_env = self.search_cache.get(answer_key, build)
             if cached_env is not None:
                 return _Answer(self._reuse(cached_env, rid, start), True)
@@ -363,10 +457,11 @@ class Service:
         response_mode: ResponseMode | None = None,
         include_relationships: bool = True,
     ) -> Outcome:
+        mode = self._mode(response_mode)
+
         def handler(rid: str, start: float) -> _Answer:
-            mode = self._mode(response_mode)
             build = self.kg.build_id()
-            key = ("vendor", vendor_name.strip().casefold(), mode, include_relationships)
+            _, key = self._vendor_key(build, vendor_name, response_mode, include_relationships)
             cached_env = self.vendor_cache.get(key, build)
             if cached_env is not None:
                 return _Answer(self._reuse(cached_env, rid, start), True)
@@ -450,12 +545,19 @@ class Service:
     # -- list_vendors ----------------------------------------------------------------
 
     def list_vendors(
-        self, api_key: str | None, *, page_size: int = 20, cursor: str | None = None
+        self,
+        api_key: str | None,
+        *,
+        page_size: int = 20,
+        cursor: str | None = None,
     ) -> Outcome:
         def handler(rid: str, start: float) -> _Answer:
             build = self.kg.build_id()
-            bound = digest({"op": "list_vendors", "size": page_size})
-            offset = self._offset(cursor, bound, build)
+            _, answer_key = self._vendors_key(build, page_size, cursor)
+            bound, offset = answer_key[1], answer_key[2]
+            cached_env = self.vendor_cache.get(answer_key, build)
+            if cached_env is not None:
+                return _Answer(self._reuse(cached_env, rid, start), True)
             page = self.kg.list_vendors(limit=page_size, offset=offset)
             rows = [
                 {
@@ -478,10 +580,12 @@ class Service:
                     elapsed_ms=(time.perf_counter() - start) * 1000,
                     pagination=self._pagination(offset, n, page.total, page_size, bound, build),
                     message=None if page.total else "the knowledge base has no vendors yet",
+                    cache_key=f"vendors:{bound}:{offset}",
                     build_id=build,
                 )
 
             env, _ = self._fit(build_env, len(rows), "vendors")
+            self.vendor_cache.put(answer_key, build, env)
             return _Answer(env)
 
         return self.run("list_vendors", api_key, handler)

@@ -262,3 +262,13 @@ CREATE TABLE graph_builds (
     models        jsonb NOT NULL DEFAULT '{}',
     message       text NOT NULL DEFAULT ''
 );
+-- Readers that keep answers per graph build (the MCP server's caches) learn of a
+-- change from a notification on channel kb_graph_builds, delivered at commit.
+CREATE FUNCTION graph_builds_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('kb_graph_builds', '');
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER graph_builds_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
+    ON graph_builds FOR EACH STATEMENT EXECUTE FUNCTION graph_builds_notify();

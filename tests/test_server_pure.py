@@ -21,7 +21,7 @@ from search.hybrid import SearchHit
 from server.auth import KeyFileError, KeyStore
 from server.cache import TTLCache
 from server.cursor import CursorCodec, CursorError, digest
-from server.envelope import account, envelope, fit
+from server.envelope import account, envelope, fit, reaccount
 from server.errors import ErrorCode, ToolFailure
 from server.ratelimit import TokenBucketLimiter
 from server.settings import ServerSettings
@@ -168,6 +168,67 @@ def test_tokens_estimated_is_the_count_of_the_text_sent() -> None:
         env = envelope("t", "req_1", _items(n), elapsed_ms=1.0)
         tokens = account(env)
         assert tokens == count_tokens(dumps(env)) == env["execution_context"]["tokens_estimated"]
+
+
+_ids = st.text("0123456789abcdef", min_size=12, max_size=12).map(lambda h: "req_" + h)
+_stamps = st.datetimes(timezones=st.just(__import__("datetime").UTC)).map(
+    lambda d: d.isoformat(timespec="seconds").replace("+00:00", "Z")
+)
+_times = st.floats(0, 1e7, allow_nan=False).map(lambda x: round(x, 3))
+_texts = st.text(max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(_texts, max_size=6),
+    before=st.tuples(_ids, _stamps, st.booleans(), _times),
+    after=st.tuples(_ids, _stamps, st.booleans(), _times),
+    compact=st.booleans(),
+)
+def test_a_cached_answer_recounted_by_its_changes_matches_a_full_count(
+    texts: list[str],
+    before: tuple[str, str, bool, float],
+    after: tuple[str, str, bool, float],
+    compact: bool,
+) -> None:
+    """reaccount (the cache-hit path) gives exactly the count of the new text, for any
+    results around the fields it changes: ids, timestamps, flags and times of every form."""
+    from server.envelope import dumps
+    from server.tokens import count_tokens
+
+    rid, stamp, hit, elapsed = before
+    env = envelope("t", rid, [{"text": t, "n": i} for i, t in enumerate(texts)], elapsed_ms=0)
+    env["_metadata"]["timestamp"] = stamp
+    env["execution_context"] |= {"cache_hit": hit, "execution_time_ms": elapsed}
+    tokens = account(env, compact=compact)
+    new = dict(env)
+    new["_metadata"] = env["_metadata"] | {"request_id": after[0], "timestamp": after[1]}
+    new["execution_context"] = env["execution_context"] | {
+        "request_id": after[0],
+        "cache_hit": after[2],
+        "execution_time_ms": after[3],
+    }
+    pairs = [
+        (rid, after[0]),
+        (stamp, after[1]),
+        (rid, after[0]),
+        (hit, after[2]),
+        (elapsed, after[3]),
+    ]
+    recounted = reaccount(new, tokens, pairs, compact=compact)
+    assert recounted == count_tokens(dumps(new, compact=compact))
+    assert new["execution_context"]["tokens_estimated"] == recounted
+
+
+def test_reaccount_counts_in_full_what_it_cannot_recount_by_parts() -> None:
+    from server.envelope import dumps
+    from server.tokens import count_tokens
+
+    env = envelope("t", "req_1", [{"a": "b"}], elapsed_ms=1.0)
+    tokens = account(env)
+    env["_metadata"]["message"] = " spaced "  # edges that are not letters or digits
+    recounted = reaccount(env, tokens, [(None, " spaced ")])
+    assert recounted == count_tokens(dumps(env))
 
 
 # -- shaping -----------------------------------------------------------------------------

@@ -346,6 +346,10 @@ def test_cache_hits_and_a_new_build_invalidates_answers_and_cursors(
         with psycopg.connect(graph_db.conninfo) as conn:
             conn.execute("DELETE FROM relationships WHERE type = 'MENTIONED_WITH'")
             mark_build(conn)
+            newest = conn.execute("SELECT max(id) FROM graph_builds").fetchone()
+        # the server learns of the build from its notification, a moment after the commit
+        assert known.service is not None and known.service.builds is not None
+        assert known.service.builds.wait_for(newest[0], timeout=10)
         c = await client.call_tool("find_vendor_info", {"vendor_name": "Acme Corp"})
         stale = (
             await client.call_tool(

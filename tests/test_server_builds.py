@@ -1,0 +1,131 @@
+"""The graph-build watcher and the cache hits it allows without the database."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from mcp.client import Client
+
+from server.builds import APPLICATION_NAME, BuildWatcher
+from sql.database import Database
+from tests.kg_fixtures import graph_db, mark_build  # noqa: F401
+from tests.server_fixtures import Harness
+
+
+def _newest(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute(
+        "SELECT coalesce(max(id), 0) FROM graph_builds WHERE status = 'complete'"
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_the_watcher_follows_committed_builds_only(graph_db: Database) -> None:  # noqa: F811
+    watcher = BuildWatcher(graph_db)
+    try:
+        assert watcher.wait_for(timeout=10)
+        with psycopg.connect(graph_db.conninfo) as conn:
+            first = _newest(conn)
+        assert watcher.current() == first > 0
+        # a build that rolls back, and one still running, change nothing
+        with psycopg.connect(graph_db.conninfo) as conn:
+            mark_build(conn)
+            conn.rollback()
+            conn.execute(
+                "INSERT INTO graph_builds (status, corpus_root) VALUES ('running', 'tests')"
+            )
+        time.sleep(0.3)
+        assert watcher.current() == first
+        with psycopg.connect(graph_db.conninfo) as conn:
+            mark_build(conn)
+            conn.commit()
+            second = _newest(conn)
+        assert second > first
+        assert watcher.wait_for(second, timeout=10)
+        assert watcher.current() == second
+    finally:
+        watcher.close()
+
+
+def test_the_watcher_reconnects_and_misses_no_build(graph_db: Database) -> None:  # noqa: F811
+    watcher = BuildWatcher(graph_db, max_backoff_s=0.2)
+    try:
+        assert watcher.wait_for(timeout=10)
+        with psycopg.connect(graph_db.conninfo, autocommit=True) as conn:
+            killed = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = %s AND datname = current_database()",
+                (APPLICATION_NAME,),
+            ).fetchall()
+            assert killed == [(True,)]
+            mark_build(conn)  # committed while the watcher has no connection
+            newest = _newest(conn)
+        # unknown while it reconnects (callers ask the database), then current again
+        assert watcher.wait_for(newest, timeout=10)
+        assert watcher.current() == newest
+    finally:
+        watcher.close()
+    assert watcher.current() is None or watcher.current() == newest
+
+
+def test_cache_hits_need_no_database_connection(
+    graph_db: Database,  # noqa: F811
+    embedder: Any,
+    tmp_path: Path,
+) -> None:
+    harness = Harness(graph_db, embedder, tmp_path)
+    calls = [
+        ("find_vendor_info", {"vendor_name": "Acme Corp", "response_mode": "full"}),
+        ("list_vendors", {"page_size": 2}),
+    ]
+
+    async def scenario(client: Client) -> Any:
+        service = harness.service
+        assert service is not None and service.builds is not None
+        assert service.builds.wait_for(timeout=10)
+        first = [await client.call_tool(t, a) for t, a in calls]
+        before = service.pool.get_stats().get("requests_num", 0)
+        again = [await client.call_tool(t, a) for t, a in calls]
+        after = service.pool.get_stats().get("requests_num", 0)
+        return first, again, after - before
+
+    first, again, requests = harness.run(scenario)
+    assert [r.structured_content["execution_context"]["cache_hit"] for r in first] == [
+        False,
+        False,
+    ]
+    assert [r.structured_content["execution_context"]["cache_hit"] for r in again] == [
+        True,
+        True,
+    ]
+    assert requests == 0, "a cache hit took a connection from the pool"
+    for a, b in zip(first, again, strict=True):
+        assert a.structured_content["results"] == b.structured_content["results"]
+        ctx = b.structured_content["execution_context"]
+        assert ctx["request_id"] != a.structured_content["execution_context"]["request_id"]
+
+
+def test_without_a_watcher_every_call_asks_the_database(
+    graph_db: Database,  # noqa: F811
+    embedder: Any,
+    tmp_path: Path,
+) -> None:
+    from server.service import Service
+
+    harness = Harness(graph_db, embedder, tmp_path)
+    service = Service(
+        harness.settings, graph_db, embedder=embedder, keys=harness.keys, watch_builds=False
+    )
+    try:
+        args = {"vendor_name": "Acme Corp"}
+        assert service.cached("find_vendor_info", harness.key, args) is None
+        _, is_error = service.find_vendor_info(harness.key, **args)
+        assert not is_error
+        assert service.cached("find_vendor_info", harness.key, args) is None
+        again, _ = service.find_vendor_info(harness.key, **args)
+        assert again["execution_context"]["cache_hit"] is True
+    finally:
+        service.close()
