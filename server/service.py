@@ -191,7 +191,58 @@ class Service:
             "semantic_search": self._search_key,
             "find_vendor_info": self._vendor_key,
             "list_vendors": self._vendors_key,
+            "get_chunk": self._chunk_key,
+            "find_entity_path": self._path_key,
+            "get_entity_neighbors": self._neighbors_key,
         }
+
+    def _through_cache(
+        self,
+        keyed: tuple[TTLCache, Hashable],
+        build: int,
+        rid: str,
+        start: float,
+        compute: Callable[[], dict[str, Any]],
+    ) -> _Answer:
+        """The cached answer for ``keyed`` on ``build``, or ``compute()``'s, kept."""
+        cache, key = keyed
+        hit = cache.get(key, build)
+        if hit is not None:
+            return _Answer(self._reuse(hit, rid, start), True)
+        env = compute()
+        cache.put(key, build, env)
+        return _Answer(env)
+
+    def _chunk_key(
+        self, build: int, chunk_id: int, response_mode: ResponseMode = "full"
+    ) -> tuple[TTLCache, tuple[str, int, str]]:
+        return self.search_cache, ("chunk", chunk_id, response_mode)
+
+    def _path_key(
+        self,
+        build: int,
+        vendor_name: str,
+        from_entity: str,
+        to_entity: str,
+        max_hops: int = 6,
+        relationship_types: Sequence[str] | None = None,
+    ) -> tuple[TTLCache, Hashable]:
+        types = tuple(relationship_types) if relationship_types is not None else None
+        name = vendor_name.strip().casefold()
+        return self.vendor_cache, ("path", name, from_entity, to_entity, max_hops, types)
+
+    def _neighbors_key(
+        self,
+        build: int,
+        vendor_name: str,
+        entity: str,
+        depth: int = 1,
+        relationship_types: Sequence[str] | None = None,
+        limit: int = 50,
+    ) -> tuple[TTLCache, Hashable]:
+        types = tuple(relationship_types) if relationship_types is not None else None
+        name = vendor_name.strip().casefold()
+        return self.vendor_cache, ("neighbors", name, entity, depth, types, limit)
 
     def _search_key(
         self,
@@ -521,6 +572,10 @@ class Service:
     ) -> Outcome:
         def handler(rid: str, start: float) -> _Answer:
             build = self.kg.build_id()
+            keyed = self._chunk_key(build, chunk_id, response_mode)
+            return self._through_cache(keyed, build, rid, start, lambda: answer(rid, start, build))
+
+        def answer(rid: str, start: float, build: int) -> dict[str, Any]:
             with self.kg.snapshot() as conn:
                 chunk = get_chunk(conn, chunk_id)
             item = chunk_item(chunk, response_mode)
@@ -537,8 +592,7 @@ class Service:
                     build_id=build,
                 )
 
-            env, _ = self._fit(build_env, 1, "chunk text")
-            return _Answer(env)
+            return self._fit(build_env, 1, "chunk text")[0]
 
         return self.run("get_chunk", api_key, handler)
 
@@ -604,6 +658,12 @@ class Service:
     ) -> Outcome:
         def handler(rid: str, start: float) -> _Answer:
             build = self.kg.build_id()
+            keyed = self._path_key(
+                build, vendor_name, from_entity, to_entity, max_hops, relationship_types
+            )
+            return self._through_cache(keyed, build, rid, start, lambda: answer(rid, start, build))
+
+        def answer(rid: str, start: float, build: int) -> dict[str, Any]:
             info = self.kg.vendor(vendor_name)
             found = self.kg.find_path(
                 info,
@@ -649,7 +709,7 @@ class Service:
                 build_id=build,
             )
             account(env, compact=self.settings.enable_response_compression)
-            return _Answer(env)
+            return env
 
         return self.run("find_entity_path", api_key, handler)
 
@@ -665,6 +725,12 @@ class Service:
     ) -> Outcome:
         def handler(rid: str, start: float) -> _Answer:
             build = self.kg.build_id()
+            keyed = self._neighbors_key(
+                build, vendor_name, entity, depth, relationship_types, limit
+            )
+            return self._through_cache(keyed, build, rid, start, lambda: answer(rid, start, build))
+
+        def answer(rid: str, start: float, build: int) -> dict[str, Any]:
             info = self.kg.vendor(vendor_name)
             hood = self.kg.neighbors(
                 info,
@@ -708,8 +774,7 @@ class Service:
                     build_id=build,
                 )
 
-            env, _ = self._fit(build_env, len(neighbours) + len(rels), "neighbours")
-            return _Answer(env)
+            return self._fit(build_env, len(neighbours) + len(rels), "neighbours")[0]
 
         return self.run("get_entity_neighbors", api_key, handler)
 

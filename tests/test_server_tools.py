@@ -431,11 +431,14 @@ def test_get_chunk_and_resources(sample: Harness) -> None:
             )
         ).structured_content["results"][0]
         chunk = await client.call_tool("get_chunk", {"chunk_id": hit["chunk_id"]})
+        again = await client.call_tool("get_chunk", {"chunk_id": hit["chunk_id"]})
         res = await client.read_resource("vendor://microsoft corp")
         chunk_res = await client.read_resource(f"chunk://{hit['chunk_id']}")
-        return hit, chunk, res, chunk_res
+        return hit, chunk, again, res, chunk_res
 
-    hit, chunk, res, chunk_res = sample.run(scenario)
+    hit, chunk, again, res, chunk_res = sample.run(scenario)
+    assert again.structured_content["execution_context"]["cache_hit"] is True
+    assert again.structured_content["results"] == chunk.structured_content["results"]
     item = chunk.structured_content["results"][0]
     assert item["chunk_id"] == hit["chunk_id"] and "iOS" in item["chunk_text"]
     assert item["chunk_token_count"] > 0
