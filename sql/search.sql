@@ -93,26 +93,33 @@ fts_pool AS MATERIALIZED (
     ORDER BY g.partial DESC, g.chunk_id
     LIMIT 2 * %(candidates)s
 ),
--- ... then the common lexemes' share added (a few index probes per candidate)
--- and the depth cut to the arm's.
+-- ... then the common lexemes' share added (one index scan per common lexeme,
+-- over the pooled chunks' ids: no posting list is read whole) and the depth
+-- cut to the arm's. A UNION ALL summed by chunk, not a join: the planner
+-- cannot size these lists and looped over them (a millisecond a search).
 fts AS (
     SELECT scored.id, scored.score,
            row_number() OVER (ORDER BY scored.score DESC, scored.id) AS rank
     FROM (
-        SELECT f.chunk_id AS id,
-               f.partial + coalesce((
-                   SELECT sum(t.idf * p.tf * (%(k1)s + 1.0)
-                              / (p.tf + %(k1)s * (1.0 - %(b)s + %(b)s * p.dl / corpus.avgdl)))
-                   FROM terms t
-                   CROSS JOIN corpus
-                   CROSS JOIN LATERAL (
-                       SELECT x.tf, x.dl FROM chunk_terms x
-                       WHERE x.lexeme = t.lexeme AND x.chunk_id = f.chunk_id
-                       OFFSET 0  -- one primary-key probe per common lexeme
-                   ) AS p
-                   WHERE NOT t.pooled), 0.0) AS score
-        FROM fts_pool f
-        ORDER BY score DESC, id
+        SELECT parts.id, sum(parts.score) AS score
+        FROM (
+            SELECT f.chunk_id AS id, f.partial AS score FROM fts_pool f
+            UNION ALL
+            SELECT p.chunk_id,
+                   t.idf * p.tf * (%(k1)s + 1.0)
+                   / (p.tf + %(k1)s * (1.0 - %(b)s + %(b)s * p.dl / corpus.avgdl))
+            FROM terms t
+            CROSS JOIN corpus
+            CROSS JOIN LATERAL (
+                SELECT x.chunk_id, x.tf, x.dl FROM chunk_terms x
+                WHERE x.lexeme = t.lexeme
+                  AND x.chunk_id = ANY ((SELECT array_agg(chunk_id) FROM fts_pool)::bigint[])
+                OFFSET 0
+            ) AS p
+            WHERE NOT t.pooled
+        ) AS parts
+        GROUP BY parts.id
+        ORDER BY score DESC, parts.id
         LIMIT %(candidates)s
     ) AS scored
 ),
