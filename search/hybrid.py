@@ -7,7 +7,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import date
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
@@ -15,7 +14,7 @@ from psycopg.rows import tuple_row
 from psycopg_pool import PoolTimeout
 
 from search.boosts import BoostFacts, boosts_for, query_intent, query_phrases
-from search.errors import InvalidSearch, SearchFailed, SearchUnavailable
+from search.errors import SearchFailed, SearchUnavailable
 from search.fusion import (
     DEFAULT_FUSION,
     DEFAULT_RRF_K,
@@ -169,6 +168,7 @@ def fetch_candidates(
         "path_prefix": filters.source_prefix,
         "date_from": filters.date_from,
         "date_to": filters.date_to,
+        "candidates": candidates,
         "rrf_k": rrf_k,
         "fusion": fusion,
         "vector_weight": vector_weight,
@@ -181,31 +181,18 @@ def fetch_candidates(
         # Pipeline mode: the settings and the search travel together, so the
         # search is one network round trip however many statements it takes.
         with conn.pipeline(), conn.transaction():
-            plan_mode = "force_custom_plan" if filters.active or exact else "force_generic_plan"
-            conn.execute(
-                q["search_settings"], {"ef_search": str(ef_search), "plan_mode": plan_mode}
-            )
+            conn.execute(q["search_settings"], {"ef_search": str(ef_search)})
             if exact:
                 conn.execute(q["search_exact_scan"])
             # plain tuples: building ~200 dicts per search cost about a millisecond;
             # binary results: ~170 rows parse 0.3 ms faster than as text
             cursor = conn.cursor(row_factory=tuple_row, binary=True)
-            rows = cursor.execute(hybrid_statement(candidates), params, prepare=True).fetchall()
+            rows = cursor.execute(q["hybrid_search"], params, prepare=True).fetchall()
     except psycopg.OperationalError as exc:
         raise SearchUnavailable(f"The database connection failed: {exc}".strip()) from None
     except psycopg.Error as exc:
         raise SearchFailed(f"The search failed in the database: {exc}".strip()) from None
     return [_candidate(row) for row in rows]
-
-
-@lru_cache(maxsize=64)
-def hybrid_statement(candidates: int) -> str:
-    """The hybrid statement for a candidate depth, the depth written in as a literal
-    (a generic plan needs to know its LIMITs; each depth is prepared once per
-    connection)."""
-    if not isinstance(candidates, int) or isinstance(candidates, bool) or candidates < 1:
-        raise InvalidSearch(f"the candidate depth must be a positive integer, not {candidates!r}")
-    return queries()["hybrid_search"].replace("%(candidates)s", str(candidates))
 
 
 #: The hybrid statement's columns, in order: Candidate's fields (a test checks it).

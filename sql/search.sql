@@ -5,17 +5,12 @@
 -- Transaction-local, so pooled connections never keep another caller's setting:
 -- the HNSW candidate list; iterative scans (pgvector >= 0.8), so a filtered HNSW
 -- scan keeps walking the graph until LIMIT rows pass the filter instead of
--- silently returning fewer; and how the prepared hybrid statement is planned.
--- Unfiltered searches reuse one generic plan per connection (planning took
--- 1.5-2 ms of every search; the plan is the same for any query, the depths being
--- literals in the statement's text: SciFact 9.6 against 11.3 ms p50, identical
--- results on 100 queries). Filtered searches get a plan of their own: with the
--- filter's selectivity known, a selective filter is an exact scan (complete and
--- exact, where the generic plan's filtered HNSW walk found 0.99 of the exact top
--- 100), and the evaluation's exact mode turns index scans off at planning time.
+-- silently returning fewer; and a plan of its own for every search (the hybrid
+-- statement is prepared, but a generic plan cannot fold its flags nor see the
+-- query's terms, and ran 3x slower on SciFact: 37 vs 12 ms p50).
 SELECT set_config('hnsw.ef_search', %(ef_search)s, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true),
-       set_config('plan_cache_mode', %(plan_mode)s, true);
+       set_config('plan_cache_mode', 'force_custom_plan', true);
 
 -- search_exact_scan --
 -- Evaluation only: forbid the HNSW index so the vector arm is an exact scan.
@@ -25,8 +20,6 @@ SELECT set_config('enable_indexscan', 'off', true);
 SELECT count(*) AS chunks, count(embedding) AS embedded FROM chunks;
 
 -- hybrid_search --
--- The candidate depth is written into the text as a literal before the statement is
--- prepared (search.hybrid.hybrid_statement): a generic plan must know its limits.
 -- Both candidate lists and their fusion in one statement (the pgvector-python
 -- examples/hybrid_search/rrf.py pattern). The full-text arm ranks with BM25
 -- from the term statistics the chunk triggers keep (chunk_terms, lexeme_df,

@@ -8,16 +8,9 @@ from typing import Any
 
 import pytest
 
-from search.errors import (
-    EmptyQuery,
-    InvalidFilter,
-    InvalidQueryText,
-    InvalidSearch,
-    InvalidTopK,
-    QueryTooLong,
-)
+from search.errors import EmptyQuery, InvalidFilter, InvalidQueryText, InvalidTopK, QueryTooLong
 from search.fusion import convex_scores, rrf_scores
-from search.hybrid import fetch_candidates, hybrid_search, hybrid_statement, refuse
+from search.hybrid import fetch_candidates, hybrid_search, refuse
 from search.query import SearchFilters
 from search.settings import SearchSettings
 from sql.database import Database
@@ -90,6 +83,7 @@ def test_statement_columns_are_the_candidate_fields_in_order(
 
     from search.hybrid import CANDIDATE_COLUMNS, Candidate
     from search.settings import SearchSettings
+    from sql.queries import queries
 
     assert tuple(f.name for f in fields(Candidate)) == CANDIDATE_COLUMNS
     s = SearchSettings()
@@ -103,6 +97,7 @@ def test_statement_columns_are_the_candidate_fields_in_order(
         "path_prefix": None,
         "date_from": None,
         "date_to": None,
+        "candidates": 5,
         "rrf_k": s.rrf_k,
         "fusion": s.fusion,
         "vector_weight": s.vector_weight,
@@ -112,7 +107,7 @@ def test_statement_columns_are_the_candidate_fields_in_order(
         "entity_phrases": [],
     }
     with search_db.connect() as conn:
-        cursor = conn.execute(hybrid_statement(5), params)
+        cursor = conn.execute(queries()["hybrid_search"], params)
         assert cursor.description is not None
         assert tuple(d.name for d in cursor.description) == CANDIDATE_COLUMNS
 
@@ -175,48 +170,6 @@ def test_exact_scan_agrees_with_hnsw_on_a_small_corpus(search_db: Database, embe
     assert [(r.chunk_id, r.vector_rank) for r in approx] == [
         (r.chunk_id, r.vector_rank) for r in exact
     ]
-
-
-def test_unfiltered_searches_share_one_generic_plan_filtered_and_exact_get_their_own(
-    search_db: Database, embedder: Any
-) -> None:
-    """Planning is paid once per connection for unfiltered searches; a filtered or
-    exact search is planned for its own values (exact mode turns index scans off at
-    planning time, which a reused generic plan would ignore)."""
-    queries_ = ["plasma coil maintenance", "rocket sled safety", "anvil supplier contract"]
-    with search_db.connect() as conn:
-
-        def plans() -> tuple[int, int]:
-            row = conn.execute(
-                "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
-                "WHERE statement LIKE %s",
-                ("%fts_pool AS MATERIALIZED%",),
-            ).fetchone()
-            return (row["generic_plans"], row["custom_plans"]) if row else (0, 0)
-
-        first = []
-        for q in queries_:
-            first.append(fetch_candidates(conn, q, embedder.encode([q])[0], SearchFilters()))
-        generic, custom = plans()
-        assert generic == len(queries_) and custom == 0
-        again = fetch_candidates(
-            conn, queries_[0], embedder.encode([queries_[0]])[0], SearchFilters()
-        )
-        assert [r.chunk_id for r in again] == [r.chunk_id for r in first[0]]
-        fetch_candidates(
-            conn, queries_[0], embedder.encode([queries_[0]])[0], SearchFilters(vendor="Initech")
-        )
-        fetch_candidates(
-            conn, queries_[0], embedder.encode([queries_[0]])[0], SearchFilters(), exact=True
-        )
-        assert plans() == (len(queries_) + 1, 2)
-
-
-def test_the_statement_takes_its_depth_as_a_literal() -> None:
-    assert "LIMIT 2 * 40" in hybrid_statement(40) and "%(candidates)s" not in hybrid_statement(40)
-    for bad in (0, -1, True, 2.5, "10"):
-        with pytest.raises(InvalidSearch):
-            hybrid_statement(bad)  # type: ignore[arg-type]
 
 
 def test_vendor_filter_returns_complete_results(search_db: Database, embedder: Any) -> None:
