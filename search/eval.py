@@ -369,7 +369,8 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     console.print(table)
     lat = report["latency_ms"]
     console.print(
-        f"hybrid statement (both arms + RRF, one round trip): p50 {lat['hybrid_sql_p50']:.1f} ms, "
+        f"hybrid statement (both arms + fusion, one round trip): p50 "
+        f"{lat['hybrid_sql_p50']:.1f} ms, "
         f"p95 {lat['hybrid_sql_p95']:.1f} ms; query embedding p50 "
         f"{lat['query_embedding_p50']:.1f} ms, p95 {lat['query_embedding_p95']:.1f} ms"
     )
