@@ -51,6 +51,7 @@ class VendorKnowledgeServer(MCPServer[Any]):
     def __init__(self, *args: Any, holder: _Holder, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._holder = holder
+        self._running = 0  # tool calls in worker threads (one event loop: no lock)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
@@ -62,16 +63,24 @@ class VendorKnowledgeServer(MCPServer[Any]):
                 service.metrics.record(name, 0.0, cache_hit=False, error=checked.code.value)
                 return _result((env, True), service)
             if context is not None and tool.context_kwarg is not None and not tool.resolved_params:
-                # A cached answer is served here, on the event loop, without a
-                # worker thread or the database (Service.cached).
-                cached = service.cached(name, _api_key(context, service), checked)
-                if cached is not None:
-                    return _result(cached, service)
+                if self._running == 0:
+                    # Nothing else running: a cached answer is served here, on the
+                    # event loop, without a worker thread or the database
+                    # (Service.cached). Under concurrency every call takes the same
+                    # path, in turn: served first, cached answers left the others
+                    # queueing twice as long (50 clients: p99 1.7 s against 0.9 s).
+                    cached = service.cached(name, _api_key(context, service), checked)
+                    if cached is not None:
+                        return _result(cached, service)
                 # Arguments checked (strictly) above, so the SDK's second validation
                 # is skipped, and so is its check of the answer against the output
                 # schema: the envelope is built to it and the tests validate every
                 # answer they receive (a large answer took 0.2-0.5 ms to recheck).
-                return await tool.fn(**checked, **{tool.context_kwarg: context})
+                self._running += 1
+                try:
+                    return await tool.fn(**checked, **{tool.context_kwarg: context})
+                finally:
+                    self._running -= 1
         return await super().call_tool(name, arguments, context)
 
 
