@@ -133,3 +133,56 @@ def test_without_a_watcher_every_call_asks_the_database(
         assert again["execution_context"]["cache_hit"] is True
     finally:
         service.close()
+
+
+def test_under_concurrency_a_cached_answer_takes_its_turn_through_the_threads(
+    graph_db: Database,  # noqa: F811
+    embedder: Any,
+    tmp_path: Path,
+) -> None:
+    """While another call runs in a worker thread, a repeated call is not served ahead
+    of it on the event loop: it goes through the worker threads (and its read
+    snapshot), like every call, and is still a cache hit there."""
+    import anyio
+
+    harness = Harness(graph_db, embedder, tmp_path)
+    vendor = ("find_vendor_info", {"vendor_name": "Acme Corp"})
+
+    async def scenario(client: Client) -> Any:
+        service = harness.service
+        assert service is not None and service.builds is not None
+        assert service.builds.wait_for(timeout=10)
+        await client.call_tool(*vendor)  # cached from now on
+
+        def requests() -> int:
+            assert service is not None
+            return int(service.pool.get_stats().get("requests_num", 0))
+
+        before = requests()
+        await client.call_tool("semantic_search", {"query": "rocket sled brakes"})
+        search_alone = requests() - before
+        idle = requests()
+        alone = await client.call_tool(*vendor)
+        idle_hit = requests() - idle
+
+        results: dict[str, Any] = {}
+
+        async def search() -> None:
+            results["search"] = await client.call_tool(
+                "semantic_search", {"query": "anvil delivery delays"}
+            )
+
+        before = requests()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(search)
+            await anyio.sleep(0.005)  # the search is in its worker thread (tens of ms)
+            results["vendor"] = await client.call_tool(*vendor)
+        together = requests() - before
+        return alone, idle_hit, search_alone, results, together
+
+    alone, idle_hit, search_alone, results, together = harness.run(scenario)
+    assert alone.structured_content["execution_context"]["cache_hit"] is True
+    assert idle_hit == 0  # alone: from memory on the event loop
+    assert not results["search"].is_error
+    assert results["vendor"].structured_content["execution_context"]["cache_hit"] is True
+    assert together == search_alone + 1  # the hit took its turn, with a read snapshot
