@@ -278,14 +278,14 @@ def rank_candidates(
     intent = query_intent(query) if weights.any else None
     boosted = []
     # chunks of one note share their facts: each set is judged once per search
-    judged: dict[tuple[Any, ...], dict[str, float]] = {}
+    judged: dict[BoostFacts, dict[str, float]] = {}
     for c in candidates:
         boosts: dict[str, float] = {}
         if intent is not None:
-            facts = (c.vendor, c.document_type, c.doc_date, c.topics, c.entity_match)
+            facts = c.boost_facts
             found = judged.get(facts)
             if found is None:
-                found = judged[facts] = boosts_for(BoostFacts(*facts), intent, weights, today)
+                found = judged[facts] = boosts_for(facts, intent, weights, today)
             boosts = dict(found)
         # the reference pipeline's boosts are percentages of the score
         boosted.append((c.fused_score * (1.0 + sum(boosts.values())), c, boosts))

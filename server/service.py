@@ -94,6 +94,15 @@ class Service:
             }
         )
         self.metrics = Metrics()
+        # the cache key each cached tool's answer is kept under (see cached())
+        self._keyers: dict[str, Callable[..., tuple[TTLCache, Hashable]]] = {
+            "semantic_search": self._search_key,
+            "find_vendor_info": self._vendor_key,
+            "list_vendors": self._vendors_key,
+            "get_chunk": self._chunk_key,
+            "find_entity_path": self._path_key,
+            "get_entity_neighbors": self._neighbors_key,
+        }
         # knows the newest graph build without a query, so cached answers need none
         self.builds = BuildWatcher(db) if watch_builds else None
 
@@ -185,17 +194,6 @@ class Service:
             snapshot=False,
         )
 
-    @property
-    def _keyers(self) -> dict[str, Callable[..., tuple[TTLCache, Hashable]]]:
-        return {
-            "semantic_search": self._search_key,
-            "find_vendor_info": self._vendor_key,
-            "list_vendors": self._vendors_key,
-            "get_chunk": self._chunk_key,
-            "find_entity_path": self._path_key,
-            "get_entity_neighbors": self._neighbors_key,
-        }
-
     def _through_cache(
         self,
         keyed: tuple[TTLCache, Hashable],
@@ -227,9 +225,9 @@ class Service:
         max_hops: int = 6,
         relationship_types: Sequence[str] | None = None,
     ) -> tuple[TTLCache, Hashable]:
-        types = tuple(relationship_types) if relationship_types is not None else None
-        name = vendor_name.strip().casefold()
-        return self.vendor_cache, ("path", name, from_entity, to_entity, max_hops, types)
+        return self._graph_key(
+            "path", vendor_name, relationship_types, from_entity, to_entity, max_hops
+        )
 
     def _neighbors_key(
         self,
@@ -240,9 +238,17 @@ class Service:
         relationship_types: Sequence[str] | None = None,
         limit: int = 50,
     ) -> tuple[TTLCache, Hashable]:
+        return self._graph_key("neighbors", vendor_name, relationship_types, entity, depth, limit)
+
+    def _graph_key(
+        self,
+        kind: str,
+        vendor_name: str,
+        relationship_types: Sequence[str] | None,
+        *rest: Hashable,
+    ) -> tuple[TTLCache, Hashable]:
         types = tuple(relationship_types) if relationship_types is not None else None
-        name = vendor_name.strip().casefold()
-        return self.vendor_cache, ("neighbors", name, entity, depth, types, limit)
+        return self.vendor_cache, (kind, _vendor_key_name(vendor_name), types, *rest)
 
     def _search_key(
         self,
@@ -254,11 +260,27 @@ class Service:
         page_size: int | None = None,
         cursor: str | None = None,
     ) -> tuple[TTLCache, tuple[str, str, int]]:
+        bound = self._search_request(query, top_k, response_mode, fields, page_size)[3]
+        return self.search_cache, ("answer", bound, self._offset(cursor, bound, build))
+
+    def _search_request(
+        self,
+        query: str,
+        top_k: int | None,
+        response_mode: ResponseMode | None,
+        fields: Sequence[str] | None,
+        page_size: int | None,
+    ) -> tuple[ResponseMode, tuple[str, ...] | None, int, str]:
+        """Mode, fields shown, page size, and the digest cursors and caches bind to."""
         mode = self._mode(response_mode)
         wanted = check_fields(fields, mode)
         size = page_size or top_k or 10
-        bound = digest({"q": query, "mode": mode, "fields": wanted, "size": size})
-        return self.search_cache, ("answer", bound, self._offset(cursor, bound, build))
+        return (
+            mode,
+            wanted,
+            size,
+            digest({"q": query, "mode": mode, "fields": wanted, "size": size}),
+        )
 
     def _vendor_key(
         self,
@@ -270,7 +292,7 @@ class Service:
         mode = self._mode(response_mode)
         return self.vendor_cache, (
             "vendor",
-            vendor_name.strip().casefold(),
+            _vendor_key_name(vendor_name),
             mode,
             include_relationships,
         )
@@ -278,7 +300,7 @@ class Service:
     def _vendors_key(
         self, build: int, page_size: int = 20, cursor: str | None = None
     ) -> tuple[TTLCache, tuple[str, str, int]]:
-        bound = digest({"op": "list_vendors", "size": page_size})
+        bound = _vendors_bound(page_size)
         return self.vendor_cache, ("vendors", bound, self._offset(cursor, bound, build))
 
     def _error(
@@ -400,15 +422,13 @@ class Service:
         cursor: str | None = None,
     ) -> Outcome:
         def handler(rid: str, start: float) -> _Answer:
-            mode = self._mode(response_mode)
-            wanted = check_fields(fields, mode)
-            size = page_size or top_k or 10
+            mode, wanted, size, bound = self._search_request(
+                query, top_k, response_mode, fields, page_size
+            )
             superseded = page_size is not None and top_k is not None
             build = self.kg.build_id()
-            _, answer_key = self._search_key(
-                build, query, top_k, response_mode, fields, page_size, cursor
-            )
-            bound, offset = answer_key[1], answer_key[2]
+            offset = self._offset(cursor, bound, build)
+            answer_key = ("answer", bound, offset)
             cached_env = self.search_cache.get(answer_key, build)
             if cached_env is not None:
                 return _Answer(self._reuse(cached_env, rid, start), True)
@@ -512,11 +532,10 @@ class Service:
 
         def handler(rid: str, start: float) -> _Answer:
             build = self.kg.build_id()
-            _, key = self._vendor_key(build, vendor_name, response_mode, include_relationships)
-            cached_env = self.vendor_cache.get(key, build)
-            if cached_env is not None:
-                return _Answer(self._reuse(cached_env, rid, start), True)
-            cache_hit = False
+            keyed = self._vendor_key(build, vendor_name, response_mode, include_relationships)
+            return self._through_cache(keyed, build, rid, start, lambda: answer(rid, start, build))
+
+        def answer(rid: str, start: float, build: int) -> dict[str, Any]:
             info = self.kg.vendor(vendor_name)
             stats = self.kg.statistics(info)
             graph = None
@@ -549,19 +568,17 @@ class Service:
                     rid,
                     shown,
                     elapsed_ms=(time.perf_counter() - start) * 1000,
-                    cache_hit=cache_hit,
-                    cache_key=f"vendor:{key[1]}:{mode}:{include_relationships}",
+                    cache_key=f"vendor:{_vendor_key_name(vendor_name)}:{mode}:"
+                    f"{include_relationships}",
                     build_id=build,
                 )
 
-            env, _ = self._fit(
+            return self._fit(
                 build_env,
                 len(entities) + len(relationships),
                 "entities and relationships",
                 entities + relationships,
-            )
-            self.vendor_cache.put(key, build, env)
-            return _Answer(env, cache_hit)
+            )[0]
 
         return self.run("find_vendor_info", api_key, handler)
 
@@ -607,11 +624,12 @@ class Service:
     ) -> Outcome:
         def handler(rid: str, start: float) -> _Answer:
             build = self.kg.build_id()
-            _, answer_key = self._vendors_key(build, page_size, cursor)
-            bound, offset = answer_key[1], answer_key[2]
-            cached_env = self.vendor_cache.get(answer_key, build)
-            if cached_env is not None:
-                return _Answer(self._reuse(cached_env, rid, start), True)
+            keyed = self._vendors_key(build, page_size, cursor)
+            return self._through_cache(keyed, build, rid, start, lambda: answer(rid, start, build))
+
+        def answer(rid: str, start: float, build: int) -> dict[str, Any]:
+            bound = _vendors_bound(page_size)
+            offset = self._offset(cursor, bound, build)
             page = self.kg.list_vendors(limit=page_size, offset=offset)
             rows = [
                 {
@@ -638,9 +656,7 @@ class Service:
                     build_id=build,
                 )
 
-            env, _ = self._fit(build_env, len(rows), "vendors")
-            self.vendor_cache.put(answer_key, build, env)
-            return _Answer(env)
+            return self._fit(build_env, len(rows), "vendors")[0]
 
         return self.run("list_vendors", api_key, handler)
 
@@ -808,6 +824,16 @@ class Service:
 
         # the metrics answer even while the database is down
         return self.run("get_server_metrics", api_key, handler, snapshot=False)
+
+
+def _vendor_key_name(name: str) -> str:
+    """A vendor name as cache keys hold it (resolution ignores case and edge spaces)."""
+    return name.strip().casefold()
+
+
+def _vendors_bound(page_size: int) -> str:
+    """What list_vendors cursors and cache entries are bound to."""
+    return digest({"op": "list_vendors", "size": page_size})
 
 
 def _entity_ref(text: str) -> int | str:
