@@ -170,6 +170,48 @@ def test_tokens_estimated_is_the_count_of_the_text_sent() -> None:
         assert tokens == count_tokens(dumps(env)) == env["execution_context"]["tokens_estimated"]
 
 
+_keys = st.one_of(
+    st.sampled_from(["id", "name", "_metadata", "chunk_text", "s", "t", "ll", "ve", "9lives"]),
+    st.text(max_size=8),
+)
+_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(_keys, inner, max_size=5),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_json, compact=st.booleans(), shared=st.lists(_json, max_size=3))
+def test_counting_by_segments_matches_a_whole_count(
+    value: object, compact: bool, shared: list[object]
+) -> None:
+    """The fit's memoised counter gives exactly the tokenizer's count of the whole
+    text, for any JSON (keys of every kind, unicode, escapes), and again when it
+    counts texts that share parts with what it has seen."""
+    from server.envelope import dumps
+    from server.tokens import SegmentCounter, count_tokens, segments
+
+    counter = SegmentCounter()
+    for item in [value, *shared, [value, *shared]]:
+        text = dumps(item, compact=compact)
+        assert "".join(segments(text)) == text
+        assert counter(text) == count_tokens(text)
+
+
+def test_counting_by_segments_cuts_compact_json_into_objects() -> None:
+    from server.envelope import dumps
+    from server.tokens import segments
+
+    text = dumps({"results": [{"id": i, "text": "word " * 5} for i in range(50)]})
+    # one part per object with a named first key, plus the envelope's opening
+    assert len(segments(text)) == 52
+
+
 _ids = st.text("0123456789abcdef", min_size=12, max_size=12).map(lambda h: "req_" + h)
 _stamps = st.datetimes(timezones=st.just(__import__("datetime").UTC)).map(
     lambda d: d.isoformat(timespec="seconds").replace("+00:00", "Z")
