@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from server.envelope import dumps, request_id
@@ -138,12 +138,25 @@ def _has_surrogate(value: object) -> bool:
     return False
 
 
-def _result(outcome: Outcome, service: Service) -> CallToolResult:
+def _result(outcome: Outcome, service: Service) -> dict[str, Any]:
+    """The tool result in its wire form: the envelope as structured content and as
+    JSON text.
+
+    A plain mapping, which the SDK's runner takes as it is (a shallow copy),
+    rather than a ``CallToolResult`` it would first dump field by field: for a
+    60 KB answer that dump was a third of the SDK's time (2 ms of a cached call).
+    The keys are the protocol's (``structuredContent``, ``isError``,
+    ``resultType``); the SDK still checks the result against the schema of the
+    session's protocol version before it is sent.
+    """
     env, is_error = outcome
     text = dumps(env, compact=service.settings.enable_response_compression)
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=env, is_error=is_error
-    )
+    return {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": env,
+        "isError": is_error,
+        "resultType": "complete",  # required from protocol 2026-07-28; older ones drop it
+    }
 
 
 def _api_key(ctx: Context[Any, Any], service: Service) -> str | None:
