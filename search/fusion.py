@@ -4,8 +4,7 @@ pure functions over ranked ids and scores."""
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal, NamedTuple, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
@@ -92,8 +91,7 @@ def convex_scores(
     }
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkKey:
+class ChunkKey(NamedTuple):
     """What near-duplicate detection needs to know about a ranked chunk."""
 
     chunk_id: int

@@ -5,12 +5,18 @@
 -- Transaction-local, so pooled connections never keep another caller's setting:
 -- the HNSW candidate list; iterative scans (pgvector >= 0.8), so a filtered HNSW
 -- scan keeps walking the graph until LIMIT rows pass the filter instead of
--- silently returning fewer; and a plan of its own for every search (the hybrid
--- statement is prepared, but a generic plan cannot fold its flags nor see the
--- query's terms, and ran 3x slower on SciFact: 37 vs 12 ms p50).
+-- silently returning fewer; the plan cache mode (search.hybrid.fetch_candidates:
+-- generic for unfiltered searches, whose flags and tuning are constants in the
+-- statement; custom for filtered ones, planned for their values; with the
+-- settings as parameters a generic plan could fold nothing and ran 3x slower);
+-- and the join order as written (join_collapse_limit 1: the statement's joins
+-- already run from the fused candidates out to their chunks, notes and vendors;
+-- searching the orders cost 0.7 ms of planning a search, for the same plans and
+-- results on SciFact, the vendor notes and 100k chunks).
 SELECT set_config('hnsw.ef_search', %(ef_search)s, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true),
-       set_config('plan_cache_mode', 'force_custom_plan', true);
+       set_config('plan_cache_mode', %(plan_cache_mode)s, true),
+       set_config('join_collapse_limit', '1', true);
 
 -- search_exact_scan --
 -- Evaluation only: forbid the HNSW index so the vector arm is an exact scan.

@@ -79,13 +79,12 @@ def test_punctuation_and_unicode(
 def test_statement_columns_are_the_candidate_fields_in_order(
     search_db: Database, embedder: Any
 ) -> None:
-    from dataclasses import fields
 
     from search.hybrid import CANDIDATE_COLUMNS, Candidate
     from search.settings import SearchSettings
     from sql.queries import queries
 
-    assert tuple(f.name for f in fields(Candidate)) == CANDIDATE_COLUMNS
+    assert Candidate._fields == CANDIDATE_COLUMNS
     s = SearchSettings()
     params = {
         "query": "rocket",
@@ -170,6 +169,132 @@ def test_exact_scan_agrees_with_hnsw_on_a_small_corpus(search_db: Database, embe
     assert [(r.chunk_id, r.vector_rank) for r in approx] == [
         (r.chunk_id, r.vector_rank) for r in exact
     ]
+
+
+def test_one_generic_plan_answers_as_a_plan_per_query_would(
+    search_db: Database, embedder: Any
+) -> None:
+    """Unfiltered searches reuse one generic plan per connection (the settings are
+    constants in the statement); it must return exactly what the statement with
+    every setting as a parameter, planned for each query, returns."""
+    from sql.queries import queries
+
+    s = SearchSettings()
+    with search_db.connect() as conn:
+        for query in (
+            "rocket sled safety",
+            '"plasma coils" maintenance',
+            "the and of",
+            "Initech reports 2023",
+        ):
+            vector = embedder.encode([query])[0]
+            for _ in range(2):
+                generic = fetch_candidates(conn, query, vector, SearchFilters())
+            params = {
+                "query": query,
+                "embedding": vector,
+                "strict": '"' in query,
+                "filtered": False,
+                "vendor": None,
+                "category": None,
+                "path_prefix": None,
+                "date_from": None,
+                "date_to": None,
+                "candidates": 100,
+                "rrf_k": s.rrf_k,
+                "fusion": s.fusion,
+                "vector_weight": s.vector_weight,
+                "k1": s.bm25_k1,
+                "b": s.bm25_b,
+                "max_df_ratio": s.fulltext_max_df_ratio,
+                "entity_phrases": [],
+            }
+            with conn.transaction():
+                conn.execute(
+                    queries()["search_settings"],
+                    {"ef_search": "100", "plan_cache_mode": "force_custom_plan"},
+                )
+                custom = conn.execute(queries()["hybrid_search"], params).fetchall()
+            assert [(c.chunk_id, c.fused_score, c.fulltext_rank) for c in generic] == [
+                (r["chunk_id"], r["fused_score"], r["fulltext_rank"]) for r in custom
+            ]
+        used = conn.execute(
+            "SELECT coalesce(sum(generic_plans), 0) AS generic, "
+            "coalesce(sum(custom_plans), 0) AS custom FROM pg_prepared_statements "
+            "WHERE statement LIKE '%%fts_pool%%'"
+        ).fetchone()
+        assert used["generic"] >= 8 and used["custom"] == 0
+
+
+def test_settings_become_sql_only_as_numbers_or_known_words() -> None:
+    from search.hybrid import hybrid_statement
+
+    ok = {
+        "strict": False,
+        "filtered": False,
+        "candidates": 100,
+        "rrf_k": 60,
+        "fusion": "convex",
+        "vector_weight": 0.5,
+        "bm25_k1": 1.2,
+        "bm25_b": 0.75,
+        "max_df_ratio": 0.05,
+    }
+    text = hybrid_statement(**ok)  # type: ignore[arg-type]
+    assert "LIMIT 2 * 100" in text and "%(k1)s" not in text and "%(query)s" in text
+    with pytest.raises(ValueError, match="fusion"):
+        hybrid_statement(**(ok | {"fusion": "x'; DROP TABLE chunks; --"}))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="finite"):
+        hybrid_statement(**(ok | {"bm25_k1": float("nan")}))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("autocommit", [False, True])
+def test_a_search_leaves_the_connection_as_it_found_it(
+    search_db: Database, embedder: Any, autocommit: bool
+) -> None:
+    """The search's settings live in a transaction of its own on an idle connection
+    (which is idle again after, settings gone, also after a failure) and inside
+    the caller's transaction otherwise (which stays open, not committed)."""
+    import psycopg
+    from psycopg.pq import TransactionStatus
+
+    from search.errors import SearchFailed
+
+    query = "maintenance of plasma coils"
+    vector = embedder.encode([query])[0]
+
+    def show(conn: psycopg.Connection[Any], name: str) -> str | None:
+        row = conn.execute("SELECT current_setting(%s, true) AS v", [name]).fetchone()
+        return None if row["v"] is None else str(row["v"])
+
+    names = ("join_collapse_limit", "plan_cache_mode")
+    with search_db.connect(autocommit=autocommit) as conn:
+        defaults = {n: show(conn, n) for n in names}
+        if not autocommit:
+            conn.rollback()
+        assert fetch_candidates(conn, query, vector, SearchFilters(), ef_search=7)
+        assert conn.info.transaction_status == TransactionStatus.IDLE
+        assert {n: show(conn, n) for n in names} == defaults
+        assert show(conn, "hnsw.ef_search") != "7"
+        if not autocommit:
+            conn.rollback()
+
+        # a failure in the database: an error, and the connection idle and usable
+        with pytest.raises(SearchFailed):
+            fetch_candidates(conn, query, vector[:5], SearchFilters())
+        assert conn.info.transaction_status == TransactionStatus.IDLE
+        assert fetch_candidates(conn, query, vector, SearchFilters())
+
+        # inside the caller's transaction: the transaction goes on, with its own work
+        if autocommit:
+            conn.execute("BEGIN")
+        conn.execute("CREATE TEMP TABLE mark (x int)")
+        assert fetch_candidates(conn, query, vector, SearchFilters(), ef_search=7)
+        assert conn.info.transaction_status == TransactionStatus.INTRANS
+        assert show(conn, "hnsw.ef_search") == "7"
+        conn.rollback()
+        assert conn.execute("SELECT to_regclass('pg_temp.mark') AS t").fetchone()["t"] is None
+        assert {n: show(conn, n) for n in names} == defaults
 
 
 def test_vendor_filter_returns_complete_results(search_db: Database, embedder: Any) -> None:
