@@ -43,7 +43,10 @@ INSERT INTO kb_meta (key, value) VALUES (%(key)s, %(value)s)
 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now();
 
 -- bind_embedding_dimension --
-ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({dim});
+-- A new type resets the column's storage to the type's own: set it back to MAIN
+-- (migration 0007: vectors in their rows).
+ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({dim}),
+    ALTER COLUMN embedding SET STORAGE MAIN;
 
 -- create_hnsw_index --
 CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks

@@ -66,7 +66,7 @@ CREATE TABLE chunks (
     token_count    integer NOT NULL,
     overlap_chars  integer NOT NULL DEFAULT 0,
     extraction_key text NOT NULL,
-    embedding      vector,
+    embedding      vector STORAGE MAIN,  -- in the row, not out of line (0007)
     metadata       jsonb NOT NULL DEFAULT '{}',
     tsv            tsvector GENERATED ALWAYS AS (
         setweight(to_tsvector('english', context_header), 'A')

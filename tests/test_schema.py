@@ -25,6 +25,12 @@ CATALOG = {
         FROM pg_constraint WHERE connamespace = 'public'::regnamespace
         ORDER BY 1, 2""",
     "extensions": "SELECT extname FROM pg_extension ORDER BY 1",
+    "storage": """
+        SELECT a.attrelid::regclass::text AS tbl, a.attname, a.attstorage
+        FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+        WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r'
+          AND a.attnum > 0 AND NOT a.attisdropped
+        ORDER BY 1, 2""",
 }
 
 
@@ -70,3 +76,71 @@ def test_named_blocks_parse_and_reject_duplicates() -> None:
     with pytest.raises(ValueError, match="duplicate"):
         parse_named_blocks("-- a --\nSELECT 1;\n-- a --\nSELECT 2;")
     assert "upsert_document" in queries()
+
+
+def test_vectors_stored_out_of_line_move_into_their_rows(fresh_database: str) -> None:
+    """Migration 0007 on a knowledge base whose vectors sit in the TOAST table (as
+    pgvector stores them by default): afterwards every vector is in its row, the
+    HNSW index is back, and binding a model keeps the storage."""
+    import numpy as np
+
+    from sql.database import bind_embedding_model
+
+    with psycopg.connect(fresh_database, autocommit=True, row_factory=dict_row) as conn:
+        ensure_extensions(conn)
+        before = [(v, s) for v, s in migrations() if v < "0007"]
+        with conn.transaction():
+            conn.execute(queries()["create_migrations_table"])
+            for version, statement in before:
+                conn.execute(statement)
+                conn.execute(queries()["record_migration"], {"version": version})
+        from pgvector.psycopg import register_vector
+
+        register_vector(conn)
+        # as 0006 left it: the model bound, vectors stored out of line (EXTERNAL)
+        conn.execute("ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(384)")
+        conn.execute(queries()["create_hnsw_index"])
+        conn.execute(
+            "INSERT INTO vendors (name, normalized_name) VALUES ('Acme', 'acme');"
+            "INSERT INTO documents (source_path, vendor_id, title, content_hash) "
+            "VALUES ('vendors/Acme/a.md', 1, 'A', 'h')"
+        )
+        rng = np.random.default_rng(3)
+        vectors = rng.normal(size=(40, 384)).astype(np.float32)
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO chunks (document_id, chunk_index, total_chunks, content, "
+                "content_hash, token_count, extraction_key, embedding) "
+                "VALUES (1, %s, 40, %s, %s, 10, 'k', %s)",
+                [(i, "word " * 400, f"h{i}", v) for i, v in enumerate(vectors)],
+            )
+
+        def out_of_line() -> int:
+            row = conn.execute(
+                "SELECT count(*) AS n FROM chunks "
+                "WHERE pg_column_toast_chunk_id(embedding) IS NOT NULL"
+            ).fetchone()
+            return int(row["n"]) if row else -1
+
+        assert out_of_line() == 40
+        assert migrate(conn) == ["0007_embedding_in_row"]
+        assert out_of_line() == 0
+        stored = conn.execute("SELECT embedding FROM chunks ORDER BY chunk_index").fetchall()
+        assert np.allclose(np.array([r["embedding"].to_numpy() for r in stored]), vectors)
+        index = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_embedding_hnsw'"
+        ).fetchone()
+        assert index is not None and "hnsw" in index["indexdef"]
+        storage = (
+            "SELECT attstorage FROM pg_attribute WHERE attrelid = 'chunks'::regclass "
+            "AND attname = 'embedding'"
+        )
+        assert conn.execute(storage).fetchone() == {"attstorage": "m"}
+
+    # a new knowledge base: binding the model (a new column type) keeps MAIN
+    with psycopg.connect(fresh_database, autocommit=True, row_factory=dict_row) as conn:
+        conn.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+        ensure_extensions(conn)
+        migrate(conn)
+        bind_embedding_model(conn, "model-a", 384)
+        assert conn.execute(storage).fetchone() == {"attstorage": "m"}
