@@ -139,6 +139,7 @@ class Embedder:
         self.small_batch_max = small_batch_max
         self._model: Any = None
         self._numpy: NumpyBertEncoder | None = None
+        self._blas: Any = None  # threadpoolctl controller of the BLAS libraries
         self._numpy_supported = small_batch_max > 0 and numpy_bert.supports(info.path)
 
     @classmethod
@@ -178,10 +179,14 @@ class Embedder:
                 self._numpy = NumpyBertEncoder(
                     self.info.path, max_seq_length=self.info.max_seq_length
                 )
-            from threadpoolctl import threadpool_limits
+            if self._blas is None:
+                from threadpoolctl import ThreadpoolController
 
+                # found once: looking the BLAS libraries up again on every call
+                # (threadpool_limits) cost 3 ms of a query in the server's process
+                self._blas = ThreadpoolController().select(user_api="blas")
             # Matrices this small lose to BLAS threads spinning for a core.
-            with threadpool_limits(limits=1):
+            with self._blas.limit(limits=1):
                 return self._numpy.encode(texts)
         vectors = self.sentence_transformer().encode(
             texts,

@@ -93,3 +93,33 @@ def test_spacy_loads_without_torch_and_torch_still_works_after() -> None:
     )
     out = run_python(code)
     assert out.stdout.split("\n")[:2] == ["False True", "True (1, 384)"]
+
+
+def test_a_query_runs_on_one_blas_thread_and_leaves_the_setting_as_it_was(
+    embedder: Any,
+) -> None:
+    """Small batches run single-threaded (BLAS threads spinning for a core cost more
+    than they give); the process's BLAS thread count is restored afterwards."""
+    from threadpoolctl import threadpool_info
+
+    import search.numpy_bert as numpy_bert
+
+    def blas_threads() -> list[int]:
+        return [int(i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    seen: list[list[int]] = []
+    original = numpy_bert.NumpyBertEncoder.encode
+
+    def watched(self: Any, texts: list[str]) -> Any:
+        seen.append(blas_threads())
+        return original(self, texts)
+
+    numpy_bert.NumpyBertEncoder.encode = watched  # type: ignore[method-assign]
+    try:
+        embedder.encode(["which vendors support single sign-on?"])
+        embedder.encode(["and again"])
+    finally:
+        numpy_bert.NumpyBertEncoder.encode = original  # type: ignore[method-assign]
+    assert seen == [[1] * len(before)] * 2
+    assert blas_threads() == before
