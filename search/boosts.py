@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
+from typing import NamedTuple
 
 from sql.names import normalize_name
 
@@ -164,9 +165,9 @@ class BoostWeights:
         return any((self.vendor, self.document_type, self.recency, self.entity, self.topic))
 
 
-@dataclass(frozen=True, slots=True)
-class BoostFacts:
-    """What the boosts need to know about one candidate."""
+class BoostFacts(NamedTuple):
+    """What the boosts need to know about one candidate (a named tuple: a search
+    builds and hashes one per candidate to judge each note's facts once)."""
 
     vendor: str
     document_type: str | None

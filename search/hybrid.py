@@ -350,16 +350,15 @@ def rank_candidates(
     weights = settings.boost_weights
     intent = query_intent(query) if weights.any else None
     boosted = []
-    # chunks of one note share their facts: each set is judged once per search,
-    # keyed by a plain tuple of BoostFacts' fields (hashing dataclasses cost more)
-    judged: dict[tuple[Any, ...], dict[str, float]] = {}
+    # chunks of one note share their facts: each set is judged once per search
+    judged: dict[BoostFacts, dict[str, float]] = {}
     for c in candidates:
         boosts: dict[str, float] = {}
         if intent is not None:
-            key = (c.vendor, c.document_type, c.doc_date, c.topics, c.entity_match)
-            found = judged.get(key)
+            facts = c.boost_facts
+            found = judged.get(facts)
             if found is None:
-                found = judged[key] = boosts_for(BoostFacts(*key), intent, weights, today)
+                found = judged[facts] = boosts_for(facts, intent, weights, today)
             if found:
                 boosts = dict(found)
         # the reference pipeline's boosts are percentages of the score

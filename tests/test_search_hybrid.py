@@ -76,27 +76,21 @@ def test_punctuation_and_unicode(
         assert result.hits[0].source_path.endswith(expected)
 
 
-def test_statement_columns_are_the_candidate_fields_in_order(
-    search_db: Database, embedder: Any
-) -> None:
-
-    from search.hybrid import CANDIDATE_COLUMNS, Candidate
-    from search.settings import SearchSettings
-    from sql.queries import queries
-
-    assert Candidate._fields == CANDIDATE_COLUMNS
+def statement_params(query: str, embedding: Any, *, candidates: int) -> dict[str, Any]:
+    """Every parameter of the raw hybrid statement (sql/search.sql), unfiltered,
+    with the default settings as parameters."""
     s = SearchSettings()
-    params = {
-        "query": "rocket",
-        "embedding": embedder.encode(["rocket"])[0],
-        "strict": False,
+    return {
+        "query": query,
+        "embedding": embedding,
+        "strict": '"' in query,
         "filtered": False,
         "vendor": None,
         "category": None,
         "path_prefix": None,
         "date_from": None,
         "date_to": None,
-        "candidates": 5,
+        "candidates": candidates,
         "rrf_k": s.rrf_k,
         "fusion": s.fusion,
         "vector_weight": s.vector_weight,
@@ -105,6 +99,16 @@ def test_statement_columns_are_the_candidate_fields_in_order(
         "max_df_ratio": s.fulltext_max_df_ratio,
         "entity_phrases": [],
     }
+
+
+def test_statement_columns_are_the_candidate_fields_in_order(
+    search_db: Database, embedder: Any
+) -> None:
+    from search.hybrid import CANDIDATE_COLUMNS, Candidate
+    from sql.queries import queries
+
+    assert Candidate._fields == CANDIDATE_COLUMNS
+    params = statement_params("rocket", embedder.encode(["rocket"])[0], candidates=5)
     with search_db.connect() as conn:
         cursor = conn.execute(queries()["hybrid_search"], params)
         assert cursor.description is not None
@@ -179,7 +183,6 @@ def test_one_generic_plan_answers_as_a_plan_per_query_would(
     every setting as a parameter, planned for each query, returns."""
     from sql.queries import queries
 
-    s = SearchSettings()
     with search_db.connect() as conn:
         for query in (
             "rocket sled safety",
@@ -190,25 +193,7 @@ def test_one_generic_plan_answers_as_a_plan_per_query_would(
             vector = embedder.encode([query])[0]
             for _ in range(2):
                 generic = fetch_candidates(conn, query, vector, SearchFilters())
-            params = {
-                "query": query,
-                "embedding": vector,
-                "strict": '"' in query,
-                "filtered": False,
-                "vendor": None,
-                "category": None,
-                "path_prefix": None,
-                "date_from": None,
-                "date_to": None,
-                "candidates": 100,
-                "rrf_k": s.rrf_k,
-                "fusion": s.fusion,
-                "vector_weight": s.vector_weight,
-                "k1": s.bm25_k1,
-                "b": s.bm25_b,
-                "max_df_ratio": s.fulltext_max_df_ratio,
-                "entity_phrases": [],
-            }
+            params = statement_params(query, vector, candidates=100)
             with conn.transaction():
                 conn.execute(
                     queries()["search_settings"],
