@@ -15,10 +15,11 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
@@ -27,6 +28,7 @@ from server.errors import ErrorCode, ToolFailure
 from server.models import AnyEnvelope, SearchEnvelope, VendorEnvelope
 from server.service import Outcome, Service
 from server.settings import ServerSettings
+from server.stdio import event_loop_stdio
 
 Mode = Literal["ids_only", "metadata", "preview", "full"]
 # a field name or relationship type: short, and echoed in errors, so bounded
@@ -82,6 +84,18 @@ class VendorKnowledgeServer(MCPServer[Any]):
                 finally:
                     self._running -= 1
         return await super().call_tool(name, arguments, context)
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio transport, over streams read and written on the event
+        loop when stdin and stdout are pipes (:mod:`server.stdio`)."""
+        async with (
+            event_loop_stdio() as (stdin, stdout),
+            # the SDK only iterates its stdin and writes and flushes its stdout
+            stdio_server(cast(Any, stdin), cast(Any, stdout)) as (read_stream, write_stream),
+        ):
+            await self._lowlevel_server.run(
+                read_stream, write_stream, self._lowlevel_server.create_initialization_options()
+            )
 
 
 def _checked_arguments(model: Any, arguments: dict[str, Any]) -> dict[str, Any] | ToolFailure:

@@ -331,12 +331,16 @@ def test_rate_limits_are_exact_over_http_and_one_key_cannot_exhaust_another(
                 tg.start_soon(calls, busy, "busy", parallel // 3)
             tg.start_soon(calls, quiet, "quiet", limit // 2)
 
+    started = time.monotonic()
     try:
         anyio.run(main)
     finally:
         _stop(proc)
+    # the bucket refills continuously (a token every 60 / limit s): a slow run
+    # may earn one or two more, never any other excess
+    refilled = int((time.monotonic() - started) * limit / 60)
     assert len(codes["busy"]) == parallel
-    assert codes["busy"].count(None) == limit, codes["busy"]
+    assert limit <= codes["busy"].count(None) <= limit + refilled, (refilled, codes["busy"])
     assert set(codes["busy"]) == {None, "RATE_LIMIT"}
     assert codes["quiet"] == [None] * (limit // 2), "another key's traffic limited this one"
     record(
