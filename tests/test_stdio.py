@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -35,31 +37,39 @@ asyncio.run(main())
 """
 
 
-def _child(limit: int = 1024, stdin: int | None = subprocess.PIPE) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+@contextmanager
+def _child(limit: int = 1024, stdin: int = subprocess.PIPE) -> Iterator[subprocess.Popen[bytes]]:
+    with subprocess.Popen(
         [sys.executable, "-c", CHILD, str(limit)],
         stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=REPO,
-    )
+    ) as proc:
+        try:
+            yield proc
+        finally:
+            proc.kill()  # a failed test leaves no child behind
+
+
+def _talk(data: bytes, limit: int = 1024) -> tuple[str, str]:
+    with _child(limit) as proc:
+        out, err = proc.communicate(data, timeout=60)
+        assert proc.returncode == 0, err.decode()
+    return out.decode(), err.decode()
 
 
 def test_lines_in_and_out_and_stray_output_kept_off_the_wire() -> None:
-    proc = _child()
-    out, err = proc.communicate(b"abc\n\xc3\xa9t\xc3\xa9\nlast without newline", timeout=60)
-    assert proc.returncode == 0, err.decode()
+    out, err = _talk(b"abc\n\xc3\xa9t\xc3\xa9\nlast without newline")
     # the wire holds the answers only; fd 1 is the wire again after serving
-    assert out.decode() == "ABC\nÉTÉ\nLAST WITHOUT NEWLINEafter\n"
-    assert "stray print" in err.decode() and "stray fd write" in err.decode()
+    assert out == "ABC\nÉTÉ\nLAST WITHOUT NEWLINEafter\n"
+    assert "stray print" in err and "stray fd write" in err
 
 
 @pytest.mark.parametrize("length", [100, 5_000, 300_000])
 def test_an_overlong_line_is_refused_and_reading_goes_on(length: int) -> None:
-    proc = _child(limit=64)
-    out, err = proc.communicate(b"a" * length + b"\nnext\n", timeout=60)
-    assert proc.returncode == 0, err.decode()
-    assert out.decode().splitlines() == [
+    out, _ = _talk(b"a" * length + b"\nnext\n", limit=64)
+    assert out.splitlines() == [
         "<A LINE OF OVER 64 BYTES WAS DISCARDED>",
         "NEXT",
         "after",
@@ -85,8 +95,7 @@ def test_an_answer_larger_than_the_pipe_reaches_a_slow_reader_whole() -> None:
 def test_stdin_that_is_no_pipe_keeps_the_sdk_streams(tmp_path: Path) -> None:
     requests = tmp_path / "in.txt"
     requests.write_text("abc\n")
-    with requests.open("rb") as stdin:
-        proc = _child(stdin=stdin.fileno())
+    with requests.open("rb") as stdin, _child(stdin=stdin.fileno()) as proc:
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err.decode()
     assert err.decode() == "threads\n"
