@@ -301,10 +301,7 @@ async def _scenario(
     for label, tool, args in calls:
         times = []
         for i in range(repeats):
-            call_args = dict(args)
-            if tool == "semantic_search":
-                # a new query each time: nothing to reuse anywhere
-                call_args["query"] = f"{QUERIES[i % len(QUERIES)]} {i}"
+            call_args = _fresh(tool, args, i, "")
             start = time.perf_counter()
             is_error = await call(tool, call_args)
             times.append((time.perf_counter() - start) * 1000)
@@ -316,17 +313,24 @@ async def _scenario(
             continue
         # a second pass, in pairs (the table's own times above are undisturbed)
         for i in range(repeats):
-            call_args = dict(args)
-            if tool == "semantic_search":
-                call_args["query"] = f"{QUERIES[i % len(QUERIES)]} paired {i}"
+            call_args = _fresh(tool, args, i, "paired ")
             if i % 2:
                 out.setdefault(label + BARE, []).append(_timed(bare, call_args))
             start = time.perf_counter()
-            await call(tool, call_args)
+            is_error = await call(tool, call_args)
             out.setdefault(label + SERVED, []).append((time.perf_counter() - start) * 1000)
+            if is_error:
+                raise SystemExit(f"{label}: the call failed")
             if not i % 2:
                 out.setdefault(label + BARE, []).append(_timed(bare, call_args))
     return out
+
+
+def _fresh(tool: str, args: dict[str, Any], i: int, tag: str) -> dict[str, Any]:
+    """The call's arguments, with a new query each time: nothing to reuse anywhere."""
+    if tool != "semantic_search":
+        return args
+    return {**args, "query": f"{QUERIES[i % len(QUERIES)]} {tag}{i}"}
 
 
 def _timed(fn: Callable[[dict[str, Any]], None], args: dict[str, Any]) -> float:
