@@ -73,7 +73,7 @@ CREATE TABLE chunks (
         || setweight(to_tsvector('english', content), 'B')
     ) STORED,
     UNIQUE (document_id, chunk_index)
-);
+) WITH (toast_tuple_target = 8160);  -- rows up to 8 kB whole, text included (0008)
 CREATE INDEX chunks_tsv ON chunks USING gin (tsv);
 CREATE INDEX chunks_metadata ON chunks USING gin (metadata jsonb_path_ops);
 CREATE INDEX chunks_content_hash ON chunks (content_hash);

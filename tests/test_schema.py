@@ -25,6 +25,10 @@ CATALOG = {
         FROM pg_constraint WHERE connamespace = 'public'::regnamespace
         ORDER BY 1, 2""",
     "extensions": "SELECT extname FROM pg_extension ORDER BY 1",
+    "reloptions": """
+        SELECT relname, reloptions FROM pg_class
+        WHERE relnamespace = 'public'::regnamespace AND reloptions IS NOT NULL
+        ORDER BY 1""",
     "storage": """
         SELECT a.attrelid::regclass::text AS tbl, a.attname, a.attstorage
         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
@@ -123,7 +127,7 @@ def test_vectors_stored_out_of_line_move_into_their_rows(fresh_database: str) ->
             return int(row["n"]) if row else -1
 
         assert out_of_line() == 40
-        assert migrate(conn) == ["0007_embedding_in_row"]
+        assert migrate(conn) == ["0007_embedding_in_row", "0008_content_in_row"]
         assert out_of_line() == 0
         stored = conn.execute("SELECT embedding FROM chunks ORDER BY chunk_index").fetchall()
         assert np.allclose(np.array([r["embedding"].to_numpy() for r in stored]), vectors)
@@ -144,3 +148,77 @@ def test_vectors_stored_out_of_line_move_into_their_rows(fresh_database: str) ->
         migrate(conn)
         bind_embedding_model(conn, "model-a", 384)
         assert conn.execute(storage).fetchone() == {"attstorage": "m"}
+
+
+def test_chunk_text_stored_out_of_line_moves_into_its_row(fresh_database: str) -> None:
+    """Migration 0008 on a knowledge base whose chunk text sits in the TOAST table
+    (rows over PostgreSQL's default 2 kB target): afterwards every text is in its
+    row, unchanged, and the indexes and term statistics still answer."""
+    import numpy as np
+    from pgvector.psycopg import register_vector
+
+    q = queries()
+    with psycopg.connect(fresh_database, autocommit=True, row_factory=dict_row) as conn:
+        ensure_extensions(conn)
+        with conn.transaction():
+            conn.execute(q["create_migrations_table"])
+            for version, statement in migrations():
+                if version < "0008":
+                    conn.execute(statement)
+                    conn.execute(q["record_migration"], {"version": version})
+        register_vector(conn)
+        conn.execute("ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(384)")
+        conn.execute(q["create_hnsw_index"])
+        conn.execute(
+            "INSERT INTO vendors (name, normalized_name) VALUES ('Acme', 'acme');"
+            "INSERT INTO documents (source_path, vendor_id, title, content_hash) "
+            "VALUES ('vendors/Acme/a.md', 1, 'A', 'h')"
+        )
+        rng = np.random.default_rng(5)
+        vectors = rng.normal(size=(30, 384)).astype(np.float32)
+        letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+        # random words do not compress, so the row's text has to leave it
+        texts = [
+            " ".join("".join(rng.choice(letters, size=7)) for _ in range(220)) + " acmewidget"
+            for _ in vectors
+        ]
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO chunks (document_id, chunk_index, total_chunks, content, "
+                "content_hash, token_count, extraction_key, embedding) "
+                "VALUES (1, %s, 30, %s, %s, 10, 'k', %s)",
+                [(i, t, f"h{i}", v) for i, (t, v) in enumerate(zip(texts, vectors, strict=True))],
+            )
+
+        def out_of_line() -> int:
+            row = conn.execute(
+                "SELECT count(*) AS n FROM chunks "
+                "WHERE pg_column_toast_chunk_id(content) IS NOT NULL"
+            ).fetchone()
+            return int(row["n"]) if row else -1
+
+        terms_before = conn.execute("SELECT count(*) AS n FROM chunk_terms").fetchone()
+        assert out_of_line() == 30
+        assert migrate(conn) == ["0008_content_in_row"]
+        assert out_of_line() == 0
+        stored = conn.execute("SELECT content FROM chunks ORDER BY chunk_index").fetchall()
+        assert [r["content"] for r in stored] == texts
+        assert conn.execute("SELECT count(*) AS n FROM chunk_terms").fetchone() == terms_before
+        conn.execute("SET enable_seqscan = off")
+        found = conn.execute(
+            "SELECT count(*) AS n FROM chunks WHERE tsv @@ to_tsquery('english', 'acmewidget')"
+        ).fetchone()
+        assert found == {"n": 30}
+        nearest = conn.execute(
+            "SELECT chunk_index FROM chunks ORDER BY embedding <=> %s LIMIT 1", (vectors[7],)
+        ).fetchone()
+        assert nearest == {"chunk_index": 7}
+        clustered = conn.execute(
+            "SELECT count(*) AS n FROM pg_index WHERE indrelid = 'chunks'::regclass "
+            "AND indisclustered"
+        ).fetchone()
+        assert clustered == {"n": 0}
+        reloptions = conn.execute(
+            "SELECT reloptions FROM pg_class WHERE oid = 'chunks'::regclass"
+        ).fetchone()
+        assert reloptions == {"reloptions": ["toast_tuple_target=8160"]}

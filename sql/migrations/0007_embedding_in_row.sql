@@ -4,8 +4,8 @@
 -- knowledge base, or the distances of the HNSW candidates) then reads each one
 -- with its row rather than by a TOAST lookup: the vector arm over 3,215 vendor
 -- chunks fell from 16 to under 2 ms. The other long columns (content, tsv) are
--- compressed or moved out of line instead; the search reads them for its final
--- hits only.
+-- compressed or moved out of line instead (until 0008 kept the text in the row
+-- too: the search reads it for every fused candidate).
 ALTER TABLE chunks ALTER COLUMN embedding SET STORAGE MAIN;
 
 -- Vectors stored before this are moved into their rows; the HNSW index is built
