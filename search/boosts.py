@@ -166,8 +166,8 @@ class BoostWeights:
 
 
 class BoostFacts(NamedTuple):
-    """What the boosts need to know about one candidate (a named tuple: a search
-    builds and hashes one per candidate to judge each note's facts once)."""
+    """What the boosts need to know about one candidate: its note's vendor, kind,
+    date and topic names, and whether the chunk names an entity of the query."""
 
     vendor: str
     document_type: str | None

@@ -4,7 +4,7 @@ pure functions over ranked ids and scores."""
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Literal, NamedTuple, TypeVar
+from typing import Literal, NamedTuple, Protocol, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
@@ -91,8 +91,22 @@ def convex_scores(
     }
 
 
+class ChunkPosition(Protocol):
+    """What near-duplicate detection needs to know about a ranked chunk (a search's
+    candidates have it already; :class:`ChunkKey` is the bare record)."""
+
+    @property
+    def chunk_id(self) -> int: ...
+    @property
+    def document_id(self) -> int: ...
+    @property
+    def chunk_index(self) -> int: ...
+    @property
+    def content_hash(self) -> str: ...
+
+
 class ChunkKey(NamedTuple):
-    """What near-duplicate detection needs to know about a ranked chunk."""
+    """A chunk's position and text hash, alone."""
 
     chunk_id: int
     document_id: int
@@ -100,7 +114,7 @@ class ChunkKey(NamedTuple):
     content_hash: str
 
 
-def collapse_neighbours(ranked: Sequence[ChunkKey]) -> dict[int, list[int]]:
+def collapse_neighbours(ranked: Sequence[ChunkPosition]) -> dict[int, list[int]]:
     """Keep the best of overlapping chunks; say which ones each kept chunk hides.
 
     A chunk is hidden behind a better-ranked kept chunk of the same document
