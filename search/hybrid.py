@@ -33,7 +33,7 @@ from search.query import (
     validate_query,
     validate_top_k,
 )
-from search.settings import DEFAULT_BM25_B, DEFAULT_BM25_K1, SearchSettings
+from search.settings import DEFAULT_BM25_B, DEFAULT_BM25_K1, DEFAULT_CANDIDATES, SearchSettings
 from sql.database import ConnectionSource, connection
 from sql.errors import DatabaseError
 from sql.queries import queries
@@ -142,7 +142,7 @@ def fetch_candidates(
     embedding: NDArray[np.float32],
     filters: SearchFilters,
     *,
-    candidates: int = 100,
+    candidates: int = DEFAULT_CANDIDATES,
     rrf_k: int = 60,
     fusion: Fusion = DEFAULT_FUSION,
     vector_weight: float = DEFAULT_VECTOR_WEIGHT,

@@ -248,9 +248,11 @@ def test_topic_and_entity_boosts() -> None:
 
 def test_defaults_are_the_measured_mix() -> None:
     weights = SearchSettings().boost_weights
-    assert (weights.vendor, weights.entity, weights.topic) == (0.15, 0.10, 0.08)
-    # dropped by the backward elimination of search/kb_eval.py
-    assert weights.recency == 0.0 and weights.document_type == 0.0
+    kept = (weights.vendor, weights.document_type, weights.entity, weights.topic)
+    assert kept == (0.15, 0.10, 0.10, 0.08)
+    # dropped by the backward elimination of search/kb_eval.py at the default depth
+    assert weights.recency == 0.0
+    assert SearchSettings().candidates == 70
 
 
 @pytest.mark.parametrize(
