@@ -180,7 +180,8 @@ def fetch_candidates(
         "path_prefix": filters.source_prefix,
         "date_from": filters.date_from,
         "date_to": filters.date_to,
-        "entity_phrases": query_phrases(query) if entity_lookup else [],
+        # normalised phrases hold single spaces, never a newline
+        "entity_phrases": "\n".join(query_phrases(query)) if entity_lookup else "",
     }
     # An unfiltered search runs one generic plan, made once per connection: with
     # the settings written into the statement it is the plan a custom one would

@@ -97,7 +97,7 @@ def statement_params(query: str, embedding: Any, *, candidates: int) -> dict[str
         "k1": s.bm25_k1,
         "b": s.bm25_b,
         "max_df_ratio": s.fulltext_max_df_ratio,
-        "entity_phrases": [],
+        "entity_phrases": "",
     }
 
 
@@ -134,6 +134,28 @@ def test_sql_rrf_is_reciprocal_rank_fusion(search_db: Database, embedder: Any) -
     keys = [(-r.fused_score, r.chunk_id) for r in rows]
     assert keys == sorted(keys)
     assert [r.chunk_id for r in refuse(rows, "rrf", rrf_k=60)] == [r.chunk_id for r in rows]
+
+
+def test_sql_marks_the_chunks_that_mention_an_entity_the_query_names(
+    search_db: Database, embedder: Any
+) -> None:
+    with search_db.connect() as conn:
+        entity = conn.execute(
+            "SELECT e.name, e.normalized_name, array_agg(DISTINCT m.chunk_id) AS chunks "
+            "FROM entities e JOIN entity_mentions m ON m.entity_id = e.id "
+            "WHERE e.normalized_name LIKE '%% %%' "  # a multi-word name: a phrase, not a word
+            "GROUP BY e.id ORDER BY count(*) DESC, e.id LIMIT 1"
+        ).fetchone()
+        assert entity is not None, "the fixture's rebuild found no multi-word entity"
+        query = f"What does {entity['name']} do?"
+        vector = embedder.encode([query])[0]
+        rows = fetch_candidates(
+            conn, query, vector, SearchFilters(), candidates=50, entity_lookup=True
+        )
+        off = fetch_candidates(conn, query, vector, SearchFilters(), candidates=50)
+    marked = {r.chunk_id for r in rows if r.entity_match}
+    assert marked and marked == set(entity["chunks"]) & {r.chunk_id for r in rows}
+    assert not any(r.entity_match for r in off)
 
 
 @pytest.mark.parametrize("weight", [0.5, 0.2, 1.0])
