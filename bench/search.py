@@ -22,9 +22,11 @@ every word ten times as often, as a ten times larger corpus of the same kind
 would. Built once, reused while its fingerprint holds.
 
 Targets: hybrid_search p50 <= query embedding p50 + 10 ms at SciFact scale and
-+ 30 ms at 100k chunks. Also measured: the one-off ingest cost (documents per
-second) of embedding SciFact through ``Embedder.encode`` next to a bare
-``SentenceTransformer.encode`` of the same texts. Results:
++ 30 ms at 100k chunks (judged on the two p50s; the median of each query's own
+end-to-end minus embedding time is printed next to it). Also measured: the
+one-off ingest cost (documents per second) of embedding SciFact through
+``Embedder.encode`` next to a bare ``SentenceTransformer.encode`` of the same
+texts. Results:
 ``bench/results/search.json`` and ``search.md``.
 """
 
@@ -243,6 +245,19 @@ def measure_scale(
         key: {"p50_ms": percentile(v, 50), "p95_ms": percentile(v, 95), "n": len(v)}
         for key, v in samples.items()
     }
+    # each query's measures ran back to back: its end-to-end search minus its own
+    # embedding is one overhead sample, free of the spread between queries
+    paired = [
+        e2e - embed
+        for e2e, embed in zip(
+            samples["hybrid_search end to end"], samples["query embedding"], strict=True
+        )
+    ]
+    rows["overhead, paired per query"] = {
+        "p50_ms": percentile(paired, 50),
+        "p95_ms": percentile(paired, 95),
+        "n": len(paired),
+    }
     return (int(row["chunks"]) if row else 0), rows
 
 
@@ -374,7 +389,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{(hybrid_p50 - embed_p50) / TARGETS_MS[label]:.2f})"
         )
         console.print(verdict)
-        md += ["", verdict, ""]
+        paired = rows["overhead, paired per query"]["p50_ms"]
+        note = (
+            f"the same overhead as the median of each query's own difference: {paired:.1f} ms "
+            f"(ratio {paired / TARGETS_MS[label]:.2f}; the target is judged on the p50s above)"
+        )
+        report["scales"][label]["target"]["paired_overhead_p50_ms"] = paired
+        console.print(note)
+        md += ["", verdict, "", note, ""]
 
     if args.skip_ingest:
         report["ingest"] = None
