@@ -394,7 +394,6 @@ def main(argv: list[str] | None = None) -> int:
             f"the same overhead as the median of each query's own difference: {paired:.1f} ms "
             f"(ratio {paired / TARGETS_MS[label]:.2f}; the target is judged on the p50s above)"
         )
-        report["scales"][label]["target"]["paired_overhead_p50_ms"] = paired
         console.print(note)
         md += ["", verdict, "", note, ""]
 

@@ -353,18 +353,16 @@ def rank_candidates(
     # chunk names a queried entity: each pair is judged once per search
     judged: dict[tuple[int, bool], dict[str, float]] = {}
     for c in candidates:
-        if intent is None:
-            boosted.append((c.fused_score, c, {}))
-            continue
-        key = (c.document_id, c.entity_match)
-        found = judged.get(key)
-        if found is None:
-            found = judged[key] = boosts_for(c.boost_facts, intent, weights, today)
-        if found:
-            # the reference pipeline's boosts are percentages of the score
-            boosted.append((c.fused_score * (1.0 + sum(found.values())), c, dict(found)))
-        else:
-            boosted.append((c.fused_score, c, {}))
+        boosts: dict[str, float] = {}
+        if intent is not None:
+            key = (c.document_id, c.entity_match)
+            found = judged.get(key)
+            if found is None:
+                found = judged[key] = boosts_for(c.boost_facts, intent, weights, today)
+            boosts = dict(found)
+        # the reference pipeline's boosts are percentages of the score
+        score = c.fused_score * (1.0 + sum(boosts.values())) if boosts else c.fused_score
+        boosted.append((score, c, boosts))
     boosted.sort(key=lambda item: (-item[0], item[1].chunk_id))
     if reranker is not None and boosted:
         head, tail = boosted[:rerank_depth], boosted[rerank_depth:]

@@ -6,6 +6,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql as pgsql
 from psycopg.rows import dict_row
 
 from sql.database import ensure_extensions, migrate, migrate_from_history
@@ -82,6 +83,51 @@ def test_named_blocks_parse_and_reject_duplicates() -> None:
     assert "upsert_document" in queries()
 
 
+def _knowledge_base_before(
+    conn: psycopg.Connection[Any], version: str, texts: list[str], vectors: Any
+) -> None:
+    """A knowledge base as the migrations before ``version`` left it: the model
+    bound (vector(384), HNSW index) and one note with a chunk per text and vector."""
+    from pgvector.psycopg import register_vector
+
+    q = queries()
+    ensure_extensions(conn)
+    with conn.transaction():
+        conn.execute(q["create_migrations_table"])
+        for name, statement in migrations():
+            if name < version:
+                conn.execute(statement)
+                conn.execute(q["record_migration"], {"version": name})
+    register_vector(conn)
+    conn.execute("ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(384)")
+    conn.execute(q["create_hnsw_index"])
+    conn.execute(
+        "INSERT INTO vendors (name, normalized_name) VALUES ('Acme', 'acme');"
+        "INSERT INTO documents (source_path, vendor_id, title, content_hash) "
+        "VALUES ('vendors/Acme/a.md', 1, 'A', 'h')"
+    )
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO chunks (document_id, chunk_index, total_chunks, content, "
+            "content_hash, token_count, extraction_key, embedding) "
+            "VALUES (1, %s, %s, %s, %s, 10, 'k', %s)",
+            [
+                (i, len(texts), t, f"h{i}", v)
+                for i, (t, v) in enumerate(zip(texts, vectors, strict=True))
+            ],
+        )
+
+
+def _out_of_line(conn: psycopg.Connection[Any], column: str) -> int:
+    """Chunks whose ``column`` sits in the TOAST table."""
+    row = conn.execute(
+        pgsql.SQL(
+            "SELECT count(*) AS n FROM chunks WHERE pg_column_toast_chunk_id({}) IS NOT NULL"
+        ).format(pgsql.Identifier(column))
+    ).fetchone()
+    return int(row["n"]) if row else -1
+
+
 def test_vectors_stored_out_of_line_move_into_their_rows(fresh_database: str) -> None:
     """Migration 0007 on a knowledge base whose vectors sit in the TOAST table (as
     pgvector stores them by default): afterwards every vector is in its row, the
@@ -91,44 +137,12 @@ def test_vectors_stored_out_of_line_move_into_their_rows(fresh_database: str) ->
     from sql.database import bind_embedding_model
 
     with psycopg.connect(fresh_database, autocommit=True, row_factory=dict_row) as conn:
-        ensure_extensions(conn)
-        before = [(v, s) for v, s in migrations() if v < "0007"]
-        with conn.transaction():
-            conn.execute(queries()["create_migrations_table"])
-            for version, statement in before:
-                conn.execute(statement)
-                conn.execute(queries()["record_migration"], {"version": version})
-        from pgvector.psycopg import register_vector
-
-        register_vector(conn)
+        vectors = np.random.default_rng(3).normal(size=(40, 384)).astype(np.float32)
         # as 0006 left it: the model bound, vectors stored out of line (EXTERNAL)
-        conn.execute("ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(384)")
-        conn.execute(queries()["create_hnsw_index"])
-        conn.execute(
-            "INSERT INTO vendors (name, normalized_name) VALUES ('Acme', 'acme');"
-            "INSERT INTO documents (source_path, vendor_id, title, content_hash) "
-            "VALUES ('vendors/Acme/a.md', 1, 'A', 'h')"
-        )
-        rng = np.random.default_rng(3)
-        vectors = rng.normal(size=(40, 384)).astype(np.float32)
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO chunks (document_id, chunk_index, total_chunks, content, "
-                "content_hash, token_count, extraction_key, embedding) "
-                "VALUES (1, %s, 40, %s, %s, 10, 'k', %s)",
-                [(i, "word " * 400, f"h{i}", v) for i, v in enumerate(vectors)],
-            )
-
-        def out_of_line() -> int:
-            row = conn.execute(
-                "SELECT count(*) AS n FROM chunks "
-                "WHERE pg_column_toast_chunk_id(embedding) IS NOT NULL"
-            ).fetchone()
-            return int(row["n"]) if row else -1
-
-        assert out_of_line() == 40
+        _knowledge_base_before(conn, "0007", ["word " * 400] * 40, vectors)
+        assert _out_of_line(conn, "embedding") == 40
         assert migrate(conn) == ["0007_embedding_in_row", "0008_content_in_row"]
-        assert out_of_line() == 0
+        assert _out_of_line(conn, "embedding") == 0
         stored = conn.execute("SELECT embedding FROM chunks ORDER BY chunk_index").fetchall()
         assert np.allclose(np.array([r["embedding"].to_numpy() for r in stored]), vectors)
         index = conn.execute(
@@ -155,25 +169,8 @@ def test_chunk_text_stored_out_of_line_moves_into_its_row(fresh_database: str) -
     (rows over PostgreSQL's default 2 kB target): afterwards every text is in its
     row, unchanged, and the indexes and term statistics still answer."""
     import numpy as np
-    from pgvector.psycopg import register_vector
 
-    q = queries()
     with psycopg.connect(fresh_database, autocommit=True, row_factory=dict_row) as conn:
-        ensure_extensions(conn)
-        with conn.transaction():
-            conn.execute(q["create_migrations_table"])
-            for version, statement in migrations():
-                if version < "0008":
-                    conn.execute(statement)
-                    conn.execute(q["record_migration"], {"version": version})
-        register_vector(conn)
-        conn.execute("ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(384)")
-        conn.execute(q["create_hnsw_index"])
-        conn.execute(
-            "INSERT INTO vendors (name, normalized_name) VALUES ('Acme', 'acme');"
-            "INSERT INTO documents (source_path, vendor_id, title, content_hash) "
-            "VALUES ('vendors/Acme/a.md', 1, 'A', 'h')"
-        )
         rng = np.random.default_rng(5)
         vectors = rng.normal(size=(30, 384)).astype(np.float32)
         letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
@@ -182,25 +179,11 @@ def test_chunk_text_stored_out_of_line_moves_into_its_row(fresh_database: str) -
             " ".join("".join(rng.choice(letters, size=7)) for _ in range(220)) + " acmewidget"
             for _ in vectors
         ]
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO chunks (document_id, chunk_index, total_chunks, content, "
-                "content_hash, token_count, extraction_key, embedding) "
-                "VALUES (1, %s, 30, %s, %s, 10, 'k', %s)",
-                [(i, t, f"h{i}", v) for i, (t, v) in enumerate(zip(texts, vectors, strict=True))],
-            )
-
-        def out_of_line() -> int:
-            row = conn.execute(
-                "SELECT count(*) AS n FROM chunks "
-                "WHERE pg_column_toast_chunk_id(content) IS NOT NULL"
-            ).fetchone()
-            return int(row["n"]) if row else -1
-
+        _knowledge_base_before(conn, "0008", texts, vectors)
         terms_before = conn.execute("SELECT count(*) AS n FROM chunk_terms").fetchone()
-        assert out_of_line() == 30
+        assert _out_of_line(conn, "content") == 30
         assert migrate(conn) == ["0008_content_in_row"]
-        assert out_of_line() == 0
+        assert _out_of_line(conn, "content") == 0
         stored = conn.execute("SELECT content FROM chunks ORDER BY chunk_index").fetchall()
         assert [r["content"] for r in stored] == texts
         assert conn.execute("SELECT count(*) AS n FROM chunk_terms").fetchone() == terms_before
