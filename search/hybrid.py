@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import psycopg
 from psycopg.rows import RowMaker
-from psycopg_pool import PoolTimeout
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from search.boosts import BoostFacts, boosts_for, query_intent, query_phrases
 from search.errors import SearchFailed, SearchUnavailable
@@ -34,7 +34,7 @@ from search.query import (
     validate_top_k,
 )
 from search.settings import DEFAULT_BM25_B, DEFAULT_BM25_K1, DEFAULT_CANDIDATES, SearchSettings
-from sql.database import ConnectionSource, connection
+from sql.database import ConnectionSource, Database, Session, connection, session_settings
 from sql.errors import DatabaseError
 from sql.queries import queries
 
@@ -85,6 +85,8 @@ class Candidate(NamedTuple):
     """Names of the note's topic: title, permalink, display name, topic, aliases."""
     entity_match: bool = False
     """The chunk mentions a graph entity the query names (looked up when boosted)."""
+    build_id: int = 0
+    """The newest complete graph build in the statement's snapshot (0: never built)."""
 
     @property
     def boost_facts(self) -> BoostFacts:
@@ -134,6 +136,9 @@ class SearchResult:
     """The full-text arm required every word / phrase (websearch syntax was used)."""
     empty_reason: str | None = None
     filters: SearchFilters = field(default_factory=SearchFilters)
+    build_id: int | None = None
+    """The newest complete graph build the hits come from (read in the same snapshot
+    as them); None when there are no hits."""
 
 
 def fetch_candidates(
@@ -189,26 +194,37 @@ def fetch_candidates(
     # SciFact, the vendor notes and 100k chunks). Filters are planned for their
     # values; the exact scan of an evaluation must be planned with the index off.
     plan_mode = "force_custom_plan" if filtered or exact else "force_generic_plan"
-    # The settings are transaction-local: a connection with no transaction open
-    # gets one for the search alone; inside a caller's transaction (the server's
-    # read snapshot) they last until it ends.
     own = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    # rows straight into candidates (building ~200 dicts per search cost
+    # about a millisecond, tuples re-packed into candidates 0.7 ms of
+    # SciFact's); binary results: ~170 rows parse 0.3 ms faster than as text
+    cursor = conn.cursor(row_factory=_candidate_rows, binary=True)
+    # A connection from search_pool / search_connect has the unfiltered search's
+    # settings for its whole session: such a search is the statement alone
+    # (0.6 ms less than setting them in a transaction of its own each time).
+    preset = plan_mode == "force_generic_plan" and session_settings(conn) == search_session(
+        ef_search
+    )
     try:
-        # Pipeline mode: the transaction, the settings and the search travel
-        # together and come back in one network round trip. (psycopg's
-        # transaction block synchronised on its own, at 0.6-1 ms a search.)
+        if preset and (conn.autocommit or not own):
+            rows = cursor.execute(statement, params, prepare=True).fetchall()
+            return rows
+        # Otherwise the settings are transaction-local: a connection with no
+        # transaction open gets one for the search alone; inside a caller's
+        # transaction (a read snapshot) they last until it ends. Pipeline mode: the
+        # transaction, the settings and the search travel together and come back in
+        # one network round trip. (psycopg's transaction block synchronised on its
+        # own, at 0.6-1 ms a search.)
         with conn.pipeline():
             if own and conn.autocommit:
                 conn.execute("BEGIN")  # otherwise psycopg begins one implicitly
-            conn.execute(
-                q["search_settings"], {"ef_search": str(ef_search), "plan_cache_mode": plan_mode}
-            )
+            if not preset:
+                conn.execute(
+                    q["search_settings"],
+                    {"ef_search": str(ef_search), "plan_cache_mode": plan_mode},
+                )
             if exact:
                 conn.execute(q["search_exact_scan"])
-            # rows straight into candidates (building ~200 dicts per search cost
-            # about a millisecond, tuples re-packed into candidates 0.7 ms of
-            # SciFact's); binary results: ~170 rows parse 0.3 ms faster than as text
-            cursor = conn.cursor(row_factory=_candidate_rows, binary=True)
             cursor.execute(statement, params, prepare=True)
             if own:
                 conn.execute("COMMIT")  # read-only: ends the search's transaction
@@ -221,6 +237,50 @@ def fetch_candidates(
             raise SearchUnavailable(f"The database connection failed: {exc}".strip()) from None
         raise SearchFailed(f"The search failed in the database: {exc}".strip()) from None
     return rows
+
+
+@lru_cache(maxsize=8)
+def search_session(ef_search: int = 100) -> Session:
+    """The settings of ``sql/search.sql``'s ``search_settings`` for an unfiltered
+    search, as session settings (:func:`search_pool`, :func:`search_connect`).
+
+    >>> dict(search_session(100))["plan_cache_mode"]
+    'force_generic_plan'
+    """
+    if isinstance(ef_search, bool) or not isinstance(ef_search, int) or ef_search < 1:
+        raise ValueError(f"ef_search must be a positive integer, not {ef_search!r}")
+    return (
+        ("hnsw.ef_search", str(ef_search)),
+        ("hnsw.iterative_scan", "relaxed_order"),
+        ("plan_cache_mode", "force_generic_plan"),
+        ("join_collapse_limit", "1"),
+    )
+
+
+def search_pool(
+    db: Database,
+    settings: SearchSettings | None = None,
+    *,
+    min_size: int = 1,
+    max_size: int = 4,
+) -> ConnectionPool:
+    """A pool for searching ``db`` again and again (a service, a notebook): its
+    connections start with :func:`search_session` (no settings to send per search)
+    and autocommit (an unfiltered search is one statement, its own transaction).
+    Keep it for searches; other work on it would run with these settings."""
+    settings = settings or SearchSettings()
+    return db.pool(
+        min_size=min_size,
+        max_size=max_size,
+        autocommit=True,
+        session=search_session(settings.hnsw_ef_search),
+    )
+
+
+def search_connect(db: Database, settings: SearchSettings | None = None) -> psycopg.Connection[Any]:
+    """One connection like :func:`search_pool`'s (close it when done)."""
+    settings = settings or SearchSettings()
+    return db.connect(autocommit=True, session=search_session(settings.hnsw_ef_search))
 
 
 @lru_cache(maxsize=64)
@@ -292,6 +352,7 @@ CANDIDATE_COLUMNS = (
     "document_type",
     "topics",
     "entity_match",
+    "build_id",
 )
 
 
@@ -456,7 +517,7 @@ def hybrid_search(
 
         raise InvalidSearch(f"offset must be a non-negative integer, not {offset!r}.")
     settings = settings or SearchSettings()
-    parsed, hits, reason = _ranked(
+    parsed, hits, reason, build = _ranked(
         text, db, embedder, filters, settings, reranker, max(settings.candidates, offset + top_k)
     )
     page = tuple(hits[offset : offset + top_k])
@@ -471,6 +532,7 @@ def hybrid_search(
         strict=uses_websearch_syntax(text),
         empty_reason=reason,
         filters=parsed,
+        build_id=build,
     )
 
 
@@ -491,7 +553,7 @@ def ranked_hits(
     """
     text = validate_query(query, max_chars=(settings.max_query_chars if settings else 500))
     settings = settings or SearchSettings()
-    parsed, hits, reason = _ranked(
+    parsed, hits, reason, build = _ranked(
         text, db, embedder, filters, settings, reranker, settings.candidates
     )
     return SearchResult(
@@ -503,6 +565,7 @@ def ranked_hits(
         strict=uses_websearch_syntax(text),
         empty_reason=reason,
         filters=parsed,
+        build_id=build,
     )
 
 
@@ -514,23 +577,29 @@ def _ranked(
     settings: SearchSettings,
     reranker: Reranker | None,
     depth: int,
-) -> tuple[SearchFilters, list[SearchHit], str | None]:
+) -> tuple[SearchFilters, list[SearchHit], str | None, int | None]:
     parsed = parse_filters(filters)
     embedding = embedder.encode([text])[0]
-    with search_connection(db, "The search") as conn:
+    # a Database: a connection of its own for this search, started with its settings
+    session = search_session(settings.hnsw_ef_search)
+    with search_connection(db, "The search", session=session) as conn:
         rows = fetch_candidates(
             conn, text, embedding, parsed, candidates=depth, **settings.statement_args()
         )
         reason = None if rows else _why_empty(conn, parsed)
-    return parsed, rank_candidates(rows, text, settings, reranker=reranker), reason
+    build = rows[0].build_id if rows else None
+    return parsed, rank_candidates(rows, text, settings, reranker=reranker), reason, build
 
 
 @contextmanager
-def search_connection(db: ConnectionSource, what: str) -> Iterator[psycopg.Connection[Any]]:
+def search_connection(
+    db: ConnectionSource, what: str, *, session: Session = ()
+) -> Iterator[psycopg.Connection[Any]]:
     """A connection whose failures become :class:`SearchUnavailable` (the server could
-    not be reached) or :class:`SearchFailed` (``what`` failed in the database)."""
+    not be reached) or :class:`SearchFailed` (``what`` failed in the database). A
+    :class:`Database` opens one with ``session`` and autocommit."""
     try:
-        with connection(db) as conn:
+        with connection(db, autocommit=bool(session), session=session) as conn:
             yield conn
     except (psycopg.OperationalError, PoolTimeout, DatabaseError) as exc:
         raise SearchUnavailable(f"The database is unavailable: {exc}".strip()) from None

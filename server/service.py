@@ -20,7 +20,7 @@ from kg.settings import GraphSettings
 from kg.store import KnowledgeGraph
 from search.chunks import get_chunk
 from search.fusion import best_score
-from search.hybrid import SearchResult, ranked_hits
+from search.hybrid import SearchResult, ranked_hits, search_pool
 from search.settings import SearchSettings
 from server.auth import KeyStore
 from server.builds import BuildWatcher
@@ -81,6 +81,9 @@ class Service:
         self.pool = db.pool(min_size=1, max_size=pool_size)
         self.embedder = embedder
         self.search_settings = search_settings or SearchSettings()
+        # searches run on connections started with their settings (one statement
+        # each); a search reads the graph build it belongs to in its own snapshot
+        self.search_pool = search_pool(db, self.search_settings, max_size=pool_size)
         self.kg = KnowledgeGraph(self.pool, graph_settings)
         self.keys = keys
         self.cursors = CursorCodec(keys.cursor_secret)
@@ -109,6 +112,7 @@ class Service:
     def close(self) -> None:
         if self.builds is not None:
             self.builds.close()
+        self.search_pool.close()
         self.pool.close()
 
     # -- the frame every tool runs in ------------------------------------------
@@ -426,7 +430,7 @@ class Service:
                 query, top_k, response_mode, fields, page_size
             )
             superseded = page_size is not None and top_k is not None
-            build = self.kg.build_id()
+            build = self._newest_build()
             offset = self._offset(cursor, bound, build)
             answer_key = ("answer", bound, offset)
             cached_env = self.search_cache.get(answer_key, build)
@@ -436,10 +440,18 @@ class Service:
             found: SearchResult | None = self.search_cache.get(key, build)
             cache_hit = found is not None
             if found is None:
-                with self.kg.snapshot() as conn:  # the one this call runs in
-                    found = ranked_hits(
-                        query, db=conn, embedder=self.embedder, settings=self.search_settings
-                    )
+                found = ranked_hits(
+                    query,
+                    db=self.search_pool,
+                    embedder=self.embedder,
+                    settings=self.search_settings,
+                )
+                if found.build_id is not None and found.build_id != build:
+                    # a rebuild landed meanwhile: the hits, their pages and cursors
+                    # belong to the build the search read
+                    build = found.build_id
+                    offset = self._offset(cursor, bound, build)
+                    answer_key = ("answer", bound, offset)
                 self.search_cache.put(key, build, found)
             hits = found.hits
             page = hits[offset : offset + size]
@@ -516,7 +528,13 @@ class Service:
             self.search_cache.put(answer_key, build, env)
             return _Answer(env, cache_hit)
 
-        return self.run("semantic_search", api_key, handler)
+        # no read snapshot: the search statement reads its graph build itself
+        return self.run("semantic_search", api_key, handler, snapshot=False)
+
+    def _newest_build(self) -> int:
+        """The newest complete graph build: the watcher's, or the database's."""
+        build = self.builds.current() if self.builds is not None else None
+        return build if build is not None else self.kg.build_id()
 
     # -- find_vendor_info ----------------------------------------------------------
 

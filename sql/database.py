@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from typing import Any
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
@@ -58,20 +59,35 @@ class Database:
             return f"embedded PostgreSQL in {self.embedded_dir}"
         return redact(self.conninfo)
 
-    def connect(self, *, autocommit: bool = False) -> psycopg.Connection[dict[str, Any]]:
-        """A new connection with dict rows and the pgvector adapter."""
-        conn = _connect(self.conninfo, self.connect_timeout, autocommit=autocommit)
-        register_vector(conn)
+    def connect(
+        self, *, autocommit: bool = False, session: Session = ()
+    ) -> psycopg.Connection[dict[str, Any]]:
+        """A new connection with dict rows and the pgvector adapter, and
+        ``session``'s settings for its whole life (see :func:`session_settings`)."""
+        conn = _connect(self.conninfo, self.connect_timeout, autocommit=autocommit, session=session)
+        _configure(conn, session)
         return conn
 
-    def pool(self, *, min_size: int = 1, max_size: int = 4) -> ConnectionPool:
-        """A pool whose connections have the pgvector adapter; waits until usable."""
+    def pool(
+        self,
+        *,
+        min_size: int = 1,
+        max_size: int = 4,
+        autocommit: bool = False,
+        session: Session = (),
+    ) -> ConnectionPool:
+        """A pool whose connections have the pgvector adapter and ``session``'s
+        settings (see :func:`session_settings`); waits until usable."""
         pool = ConnectionPool(
-            self.conninfo,
+            with_session(self.conninfo, session),
             min_size=min_size,
             max_size=max_size,
-            kwargs={"row_factory": dict_row, "connect_timeout": int(self.connect_timeout)},
-            configure=register_vector,
+            kwargs={
+                "row_factory": dict_row,
+                "connect_timeout": int(self.connect_timeout),
+                "autocommit": autocommit,
+            },
+            configure=lambda conn: _configure(conn, session),
             # a connection that broke while idle (server restarted) is replaced
             # before it is handed out, so callers recover by themselves
             check=ConnectionPool.check_connection,
@@ -90,23 +106,77 @@ class Database:
 
 ConnectionSource = Database | ConnectionPool | psycopg.Connection[Any]
 
+Session = tuple[tuple[str, str], ...]
+"""Server settings a connection keeps for its whole session: (name, value) pairs."""
+
+# the session settings each open connection was started with (none: not listed)
+_SESSIONS: weakref.WeakKeyDictionary[psycopg.Connection[Any], Session] = weakref.WeakKeyDictionary()
+
+
+def startup_options(session: Session) -> str:
+    """``session`` as libpq's ``options`` (``-c name=value`` each, given to the server
+    when the connection starts: no statement, no round trip).
+
+    >>> startup_options((("hnsw.ef_search", "100"), ("join_collapse_limit", "1")))
+    '-c hnsw.ef_search=100 -c join_collapse_limit=1'
+    """
+    for name, value in session:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) or not re.fullmatch(
+            r"[A-Za-z0-9_.]+", value
+        ):
+            raise ValueError(f"not a plain setting: {name}={value!r}")
+    return " ".join(f"-c {name}={value}" for name, value in session)
+
+
+def with_session(conninfo: str, session: Session) -> str:
+    """``conninfo`` whose connections start with ``session`` (after any ``options``
+    it already gives, which stay in force).
+
+    >>> with_session("dbname=kb options='-c search_path=kb'", (("join_collapse_limit", "1"),))
+    "dbname=kb options='-c search_path=kb -c join_collapse_limit=1'"
+    """
+    if not session:
+        return conninfo
+    given = conninfo_to_dict(conninfo).get("options")
+    options = startup_options(session)
+    return make_conninfo(conninfo, options=f"{given} {options}" if given else options)
+
+
+def session_settings(conn: psycopg.Connection[Any]) -> Session:
+    """The settings ``conn`` was started with by :meth:`Database.connect` or
+    :meth:`Database.pool` (``session``): in force for every statement it runs,
+    so callers that need exactly these can skip setting them. Empty for any other
+    connection. Such a connection is kept for the work its settings are for
+    (nothing here changes them afterwards)."""
+    return _SESSIONS.get(conn, ())
+
+
+def _configure(conn: psycopg.Connection[Any], session: Session) -> None:
+    register_vector(conn)
+    if session:
+        _SESSIONS[conn] = session
+
 
 @contextmanager
-def connection(source: ConnectionSource) -> Iterator[psycopg.Connection[Any]]:
-    """A connection from a :class:`Database`, a pool, or the given open connection."""
+def connection(
+    source: ConnectionSource, *, autocommit: bool = False, session: Session = ()
+) -> Iterator[psycopg.Connection[Any]]:
+    """A connection from a :class:`Database` (a new one, opened with ``autocommit``
+    and ``session``), a pool, or the given open connection (both as they are)."""
     if isinstance(source, psycopg.Connection):
         yield source
     elif isinstance(source, ConnectionPool):
         with source.connection() as conn:
             yield conn
     else:
-        with source.connect() as conn:
+        with source.connect(autocommit=autocommit, session=session) as conn:
             yield conn
 
 
 def _connect(
-    conninfo: str, timeout: float, *, autocommit: bool = False
+    conninfo: str, timeout: float, *, autocommit: bool = False, session: Session = ()
 ) -> psycopg.Connection[dict[str, Any]]:
+    conninfo = with_session(conninfo, session)
     try:
         return psycopg.connect(
             conninfo,

@@ -192,7 +192,11 @@ SELECT f.chunk_id, f.vector_rank, f.vector_similarity, f.fulltext_rank, f.fullte
               WHEN 'string' THEN regexp_split_to_array(d.metadata->>'aliases', '\s*,\s*')
               WHEN 'array' THEN ARRAY(SELECT jsonb_array_elements_text(d.metadata->'aliases'))
               ELSE '{}'::text[] END AS topics,
-       f.chunk_id IN (SELECT chunk_id FROM entity_chunks) AS entity_match
+       f.chunk_id IN (SELECT chunk_id FROM entity_chunks) AS entity_match,
+       -- the knowledge base's version these rows come from (same snapshot): pages
+       -- and caches of a served search are bound to it
+       (SELECT coalesce(max(b.id), 0) FROM graph_builds b WHERE b.status = 'complete')
+           AS build_id
 FROM fused f
 JOIN chunks c ON c.id = f.chunk_id
 JOIN documents d ON d.id = c.document_id

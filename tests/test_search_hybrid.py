@@ -13,13 +13,13 @@ from search.fusion import convex_scores, rrf_scores
 from search.hybrid import fetch_candidates, hybrid_search, refuse
 from search.query import SearchFilters
 from search.settings import SearchSettings
-from sql.database import Database
+from sql.database import ConnectionSource, Database
 from tests.search_fixtures import search_db  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow
 
 
-def run(db: Database, embedder: Any, query: str, **kw: Any) -> Any:
+def run(db: ConnectionSource, embedder: Any, query: str, **kw: Any) -> Any:
     return hybrid_search(
         query, db=db, embedder=embedder, settings=kw.pop("settings", None) or SearchSettings(), **kw
     )
@@ -233,6 +233,104 @@ def test_one_generic_plan_answers_as_a_plan_per_query_would(
         assert used["generic"] >= 8 and used["custom"] == 0
 
 
+def _frontend_messages(conn: Any, call: Any) -> list[str]:
+    """The protocol messages ``call()`` sends on ``conn`` (libpq's trace), by type."""
+    import tempfile
+
+    from psycopg import pq
+
+    with tempfile.TemporaryFile("w+") as trace:
+        conn.pgconn.trace(trace.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        try:
+            call()
+        finally:
+            conn.pgconn.untrace()
+        trace.seek(0)
+        return [
+            line.split("\t")[2].split()[0]
+            for line in trace.read().splitlines()
+            if line.startswith("F\t")
+        ]
+
+
+def test_a_search_connection_sends_the_statement_alone_and_answers_the_same(
+    search_db: Database, embedder: Any
+) -> None:
+    """A connection from search_connect / search_pool starts with the search's
+    settings: an unfiltered search is one Bind/Execute, with the same candidates
+    as a connection that sets them in a transaction per search, on the generic plan."""
+    from search.hybrid import search_connect, search_session
+    from sql.database import session_settings
+
+    with search_connect(search_db) as fast, search_db.connect() as plain:
+        assert session_settings(fast) == search_session(100) and session_settings(plain) == ()
+        shown = {
+            name: fast.execute(f"SELECT current_setting('{name}') AS v").fetchone()["v"]
+            for name, _ in search_session(100)
+        }
+        assert shown == dict(search_session(100))
+        for query in ("rocket sled safety", '"plasma coils" maintenance', "the and of"):
+            vector = embedder.encode([query])[0]
+            fetch_candidates(fast, query, vector, SearchFilters())  # prepared
+            found: list[Any] = []
+            sent = _frontend_messages(
+                fast,
+                lambda q=query, v=vector, out=found: out.extend(
+                    fetch_candidates(fast, q, v, SearchFilters())
+                ),
+            )
+            assert sent == ["Bind", "Describe", "Execute", "Sync"]
+            assert fast.info.transaction_status == 0  # idle: nothing left open
+            assert found and found == fetch_candidates(plain, query, vector, SearchFilters())
+        used = fast.execute(
+            "SELECT coalesce(sum(generic_plans), 0) AS generic, "
+            "coalesce(sum(custom_plans), 0) AS custom FROM pg_prepared_statements "
+            "WHERE statement LIKE '%%fts_pool%%'"
+        ).fetchone()
+        assert used["generic"] >= 6 and used["custom"] == 0
+        # what the session does not cover still sets its own: a filtered search, and
+        # another ef_search than the connection started with
+        vector = embedder.encode(["rocket"])[0]
+        for call in (
+            lambda: fetch_candidates(fast, "rocket", vector, SearchFilters(vendor="Acme")),
+            lambda: fetch_candidates(fast, "rocket", vector, SearchFilters(), ef_search=40),
+        ):
+            call()
+            sent = _frontend_messages(fast, call)
+            assert sent.count("Parse") >= 2 and sent.count("Execute") == 4  # BEGIN .. COMMIT
+            assert fast.info.transaction_status == 0
+
+
+def test_the_result_names_the_graph_build_its_hits_come_from(
+    search_db: Database, embedder: Any
+) -> None:
+    from search.hybrid import search_pool
+    from sql.queries import queries
+
+    with search_db.connect() as conn:
+        newest = conn.execute(queries()["kg_build_marker"]).fetchone()["build_id"]
+    assert newest >= 1
+    pool = search_pool(search_db, max_size=1)
+    try:
+        assert run(pool, embedder, "rocket sled", top_k=3).build_id == newest
+        none = run(pool, embedder, "rocket", filters={"vendor": "Nobody Inc"})
+        assert none.hits == () and none.build_id is None
+        assert none.empty_reason == "no chunk matches the filters"
+    finally:
+        pool.close()
+    assert run(search_db, embedder, "rocket sled", top_k=3).build_id == newest
+
+
+def test_session_settings_must_be_plain_names_and_values() -> None:
+    from sql.database import startup_options
+
+    assert startup_options(()) == ""
+    for bad in (("hnsw.ef_search", "100 -c work_mem=1TB"), ("a b", "1"), ("x", "")):
+        with pytest.raises(ValueError, match="not a plain setting"):
+            startup_options((bad,))
+
+
 def test_settings_become_sql_only_as_numbers_or_known_words() -> None:
     from search.hybrid import hybrid_statement
 
@@ -247,12 +345,12 @@ def test_settings_become_sql_only_as_numbers_or_known_words() -> None:
         "bm25_b": 0.75,
         "max_df_ratio": 0.05,
     }
-    text = hybrid_statement(**ok)  # type: ignore[arg-type]
+    text = hybrid_statement(**ok)
     assert "LIMIT 2 * 100" in text and "%(k1)s" not in text and "%(query)s" in text
     with pytest.raises(ValueError, match="fusion"):
-        hybrid_statement(**(ok | {"fusion": "x'; DROP TABLE chunks; --"}))  # type: ignore[arg-type]
+        hybrid_statement(**(ok | {"fusion": "x'; DROP TABLE chunks; --"}))
     with pytest.raises(ValueError, match="finite"):
-        hybrid_statement(**(ok | {"bm25_k1": float("nan")}))  # type: ignore[arg-type]
+        hybrid_statement(**(ok | {"bm25_k1": float("nan")}))
 
 
 @pytest.mark.parametrize("autocommit", [False, True])

@@ -186,3 +186,53 @@ def test_under_concurrency_a_cached_answer_takes_its_turn_through_the_threads(
     assert not results["search"].is_error
     assert results["vendor"].structured_content["execution_context"]["cache_hit"] is True
     assert together == search_alone + 1  # the hit took its turn, with a read snapshot
+
+
+def test_a_search_belongs_to_the_build_it_read_even_when_the_watcher_lags(
+    db: Database,
+    embedder: Any,
+    extractor: Any,
+    tmp_path: Path,
+) -> None:
+    """A search reads its graph build in its own statement. When a rebuild lands
+    between the server's idea of the newest build and the search, the answer, its
+    cache entry and its cursor belong to the build the search read."""
+    from extraction.pipeline import Rebuilder
+    from server.service import Service
+    from tests.search_fixtures import write_notes
+
+    Rebuilder(db, embedder=embedder, extractor=extractor).run(write_notes(tmp_path / "notes"))
+    harness = Harness(db, embedder, tmp_path / "server")
+    service = Service(
+        harness.settings, db, embedder=embedder, keys=harness.keys, watch_builds=False
+    )
+    try:
+        first, is_error = service.semantic_search(harness.key, query="rocket sled", page_size=2)
+        assert not is_error
+        old = first["execution_context"]["graph_build_id"]
+        with psycopg.connect(db.conninfo) as conn:
+            mark_build(conn)
+            conn.commit()
+            new = _newest(conn)
+        assert new > old
+        # a server that has not heard of the new build yet (a lagging watcher)
+        service._newest_build = lambda: old  # type: ignore[method-assign]
+        lagging, is_error = service.semantic_search(harness.key, query="plasma coils", page_size=2)
+        assert not is_error and lagging["results"]
+        assert lagging["execution_context"]["graph_build_id"] == new
+        del service._newest_build  # the server now knows the new build
+        following, is_error = service.semantic_search(
+            harness.key, query="plasma coils", page_size=2, cursor=lagging["pagination"]["cursor"]
+        )
+        assert not is_error and following["execution_context"]["graph_build_id"] == new
+        assert {r["chunk_id"] for r in following["results"]}.isdisjoint(
+            r["chunk_id"] for r in lagging["results"]
+        )
+        again, _ = service.semantic_search(harness.key, query="plasma coils", page_size=2)
+        assert again["execution_context"]["cache_hit"] is True  # kept under the new build
+        stale, is_error = service.semantic_search(
+            harness.key, query="rocket sled", page_size=2, cursor=first["pagination"]["cursor"]
+        )
+        assert is_error and "stale" in stale["error"]["message"]
+    finally:
+        service.close()
