@@ -8,6 +8,11 @@ In one run, at two sizes, single queries after a warm-up, p50 / p95 of:
 4. the hybrid statement alone (both arms + fusion, one round trip);
 5. ``hybrid_search`` end to end (validation, embedding, SQL, boosts, collapse, paging).
 
+The floors (2, 3) run on a plain connection with the server's defaults; the
+hybrid measures (4, 5) on a connection from ``search.hybrid.search_connect``, as
+a service or notebook that searches repeatedly would use (``search_pool``): it
+starts with the search's settings, so a search is its statement alone.
+
 A pass of ``hybrid_search`` over every query warms the caches first; then the
 operations of each query run back to back, in an order that rotates from query to
 query, so that the machine's slow spells fall on all of them alike.
@@ -20,6 +25,12 @@ noise (sigma 0.025 per dimension, then re-normalised: cosine about 0.8 to the
 original) so the HNSW graph holds no exact duplicates. The full-text arm sees
 every word ten times as often, as a ten times larger corpus of the same kind
 would. Built once, reused while its fingerprint holds.
+
+The rerank row (SciFact scale, ``--rerank-queries``, default 50): ``hybrid_search``
+end to end with and without the top 50 reranked by a local cross-encoder
+(``--rerank-model`` or ``KB_RERANK_MODEL``; otherwise a stand-in of
+ms-marco-MiniLM-L-6-v2's architecture built from the packaged MiniLM-L6 encoder with
+an untrained head: its latency is a real cross-encoder's, its order is noise).
 
 Targets: hybrid_search p50 <= query embedding p50 + 10 ms at SciFact scale and
 + 30 ms at 100k chunks (judged on the two p50s; the median of each query's own
@@ -53,7 +64,7 @@ from search.eval import (
     load_beir,
     load_corpus,
 )
-from search.hybrid import fetch_candidates, hybrid_search
+from search.hybrid import fetch_candidates, hybrid_search, search_connect
 from search.metrics import percentile
 from search.query import SearchFilters
 from search.settings import SearchSettings
@@ -74,6 +85,7 @@ TARGET_OVERHEAD_MS = 10.0
 def measure_one(
     kind: str,
     conn: psycopg.Connection[Any],
+    search_conn: psycopg.Connection[Any],
     embedder: Embedder,
     settings: SearchSettings,
     text: str,
@@ -90,7 +102,7 @@ def measure_one(
         conn.execute(q["bench_fulltext_top10"], {"query": text}).fetchall()
     elif kind == "hybrid statement":
         fetch_candidates(
-            conn,
+            search_conn,
             text,
             vector,
             SearchFilters(),
@@ -98,7 +110,7 @@ def measure_one(
             **settings.statement_args(),
         )
     else:
-        hybrid_search(text, db=conn, embedder=embedder, top_k=10, settings=settings)
+        hybrid_search(text, db=search_conn, embedder=embedder, top_k=10, settings=settings)
     return (time.perf_counter() - start) * 1000
 
 
@@ -225,19 +237,19 @@ def measure_scale(
     filled for it)."""
     samples: dict[str, list[float]] = {k: [] for k in MEASURES}
     vectors = [embedder.encode([t])[0] for t in texts]
-    with db.connect(autocommit=True) as conn:
+    with db.connect(autocommit=True) as conn, search_connect(db, settings) as search_conn:
         row = conn.execute(queries()["search_corpus_size"]).fetchone()
         with Progress(transient=True) as progress:
             task = progress.add_task(f"queries, {label}", total=len(texts) * (len(MEASURES) + 1))
             for text in texts:  # warm-up pass
-                hybrid_search(text, db=conn, embedder=embedder, top_k=10, settings=settings)
+                hybrid_search(text, db=search_conn, embedder=embedder, top_k=10, settings=settings)
                 progress.advance(task)
             # interleaved, so that the machine's slow spells fall on every measure
             # alike; the order rotates from query to query, so none always runs first
             for n, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
                 for i in range(len(MEASURES)):
                     kind = MEASURES[(n + i) % len(MEASURES)]
-                    ms = measure_one(kind, conn, embedder, settings, text, vector)
+                    ms = measure_one(kind, conn, search_conn, embedder, settings, text, vector)
                     if n >= warmup:
                         samples[kind].append(ms)
                     progress.advance(task)
@@ -296,6 +308,60 @@ def ingest_cost(data: Any, documents: int, embedder: Embedder) -> dict[str, Any]
     }
 
 
+def rerank_cost(
+    db: Database,
+    embedder: Embedder,
+    settings: SearchSettings,
+    texts: list[str],
+    model: Path | None,
+) -> dict[str, Any]:
+    """``hybrid_search`` end to end with and without the rerank stage, in pairs.
+
+    ``model``: a local cross-encoder folder; None builds the stand-in of
+    ``search.rerank.build_stand_in`` (ms-marco-MiniLM-L-6-v2's architecture with
+    an untrained head: the latency is real, its order is not)."""
+    import tempfile
+
+    from search.rerank import CrossEncoderReranker, build_stand_in
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = model or build_stand_in(Path(tmp) / "minilm-cross-encoder")
+        reranker = CrossEncoderReranker(path)
+        samples: dict[str, list[float]] = {"without": [], "with": []}
+        with search_connect(db, settings) as conn, Progress(transient=True) as progress:
+            task = progress.add_task("queries, rerank", total=len(texts))
+
+            def one(text: str, kind: str) -> float:
+                start = time.perf_counter()
+                hybrid_search(
+                    text,
+                    db=conn,
+                    embedder=embedder,
+                    top_k=10,
+                    settings=settings,
+                    reranker=reranker if kind == "with" else None,
+                )
+                return (time.perf_counter() - start) * 1000
+
+            one(texts[0], "with")  # warm-up: the model's first call
+            for n, text in enumerate(texts):
+                for kind in ("with", "without") if n % 2 else ("without", "with"):
+                    samples[kind].append(one(text, kind))
+                progress.advance(task)
+    added = [w - wo for w, wo in zip(samples["with"], samples["without"], strict=True)]
+    return {
+        "model": str(model) if model else "stand-in: packaged MiniLM-L6 + untrained head",
+        "queries": len(texts),
+        "rerank_depth": 50,
+        "without_p50_ms": percentile(samples["without"], 50),
+        "without_p95_ms": percentile(samples["without"], 95),
+        "with_p50_ms": percentile(samples["with"], 50),
+        "with_p95_ms": percentile(samples["with"], 95),
+        "added_p50_ms": percentile(added, 50),
+        "added_p95_ms": percentile(added, 95),
+    }
+
+
 MEASURES = (
     "query embedding",
     "bare vector top 10",
@@ -321,9 +387,29 @@ def main(argv: list[str] | None = None) -> int:
         "--ingest-documents", type=int, default=1000, help="documents of the ingest run [1000]"
     )
     parser.add_argument("--skip-ingest", action="store_true", help="do not measure the ingest")
+    parser.add_argument(
+        "--rerank-model",
+        type=Path,
+        default=None,
+        help="local cross-encoder folder for the rerank row (default: KB_RERANK_MODEL, "
+        "else a stand-in of ms-marco-MiniLM-L-6-v2's architecture with an untrained head)",
+    )
+    parser.add_argument(
+        "--rerank-queries", type=int, default=50, help="queries of the rerank row [50]"
+    )
+    parser.add_argument("--skip-rerank", action="store_true", help="do not measure the rerank")
     args = parser.parse_args(argv)
-    if args.queries < 1 or args.warmup < 0 or args.scale < 1 or args.ingest_documents < 1:
-        parser.error("--queries, --scale and --ingest-documents must be positive")
+    if (
+        args.queries < 1
+        or args.warmup < 0
+        or args.scale < 1
+        or args.ingest_documents < 1
+        or args.rerank_queries < 1
+    ):
+        parser.error("--queries, --scale, --ingest-documents and --rerank-queries must be positive")
+    rerank_model = args.rerank_model or SearchSettings().rerank_model_path
+    if rerank_model is not None and not (rerank_model / "config.json").is_file():
+        parser.error(f"{rerank_model}: not a local model folder (config.json is missing)")
     console = Console()
 
     data = load_beir(args.dataset, args.split)
@@ -396,6 +482,24 @@ def main(argv: list[str] | None = None) -> int:
         )
         console.print(note)
         md += ["", verdict, "", note, ""]
+
+    md += ["## Rerank stage (SciFact scale)", ""]
+    if args.skip_rerank:
+        report["rerank"] = None
+        md += ["not measured in this run (--skip-rerank)", ""]
+    else:
+        measured = texts[args.warmup :][: args.rerank_queries]
+        rerank = rerank_cost(db, embedder, settings, measured, rerank_model)
+        report["rerank"] = rerank
+        line = (
+            f"hybrid_search end to end over {rerank['queries']} queries, p50 / p95: "
+            f"{rerank['without_p50_ms']:.1f} / {rerank['without_p95_ms']:.1f} ms without, "
+            f"{rerank['with_p50_ms']:.1f} / {rerank['with_p95_ms']:.1f} ms with the top "
+            f"{rerank['rerank_depth']} reranked; the stage adds {rerank['added_p50_ms']:.1f} / "
+            f"{rerank['added_p95_ms']:.1f} ms (paired). Model: {rerank['model']}."
+        )
+        console.print(line)
+        md += [line, ""]
 
     if args.skip_ingest:
         report["ingest"] = None

@@ -1,8 +1,14 @@
 """Optional second stage: a cross-encoder from a local model folder (off by default).
 
-No cross-encoder can be installed offline here, so the stage is plumbing: it
-loads any local sentence-transformers ``CrossEncoder`` folder named by
-``KB_RERANK_MODEL`` and is exercised in tests with a stand-in scorer.
+It loads any local sentence-transformers ``CrossEncoder`` folder named by
+``KB_RERANK_MODEL``: pass ``load_reranker(SearchSettings())`` as ``reranker=`` to
+``hybrid_search``; ``python -m search.eval`` adds a reranked arm when it is set.
+
+No trained cross-encoder can be installed offline here. :func:`build_stand_in`
+makes one of the same architecture as ``cross-encoder/ms-marco-MiniLM-L-6-v2``
+(the packaged MiniLM-L6 encoder under an untrained one-score head): it loads
+and runs exactly like a real one, so the stage's latency and plumbing are
+measured with it, but its scores order nothing meaningfully.
 """
 
 from __future__ import annotations
@@ -43,6 +49,36 @@ class CrossEncoderReranker:
             return []
         scores = self._model.predict([(query, p) for p in passages], show_progress_bar=False)
         return [float(s) for s in scores]
+
+
+def build_stand_in(target: Path, *, seed: int = 0) -> Path:
+    """Write a cross-encoder folder to ``target``: the packaged MiniLM-L6 encoder
+    with a one-score head initialised from ``seed`` (untrained: for latency and
+    plumbing, never for quality). Returns ``target``."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from search.embedder import packaged_model_path
+
+    base = packaged_model_path()
+    torch.manual_seed(seed)
+    verbosity = hf_logging.get_verbosity()
+    # "some weights newly initialized": the head, on purpose
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    try:
+        model = AutoModelForSequenceClassification.from_pretrained(
+            base, num_labels=1, local_files_only=True
+        )
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
+    target.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    return target
 
 
 def load_reranker(settings: SearchSettings) -> CrossEncoderReranker | None:

@@ -135,3 +135,12 @@ def sample_kb(pg_admin: str, template_db: str, embedder: Any, extractor: Any) ->
     db = open_database(DatabaseSettings(database_url=make_conninfo(pg_admin, dbname=name)))
     Rebuilder(db, embedder=embedder, extractor=extractor).run(SAMPLE)
     return db
+
+
+@pytest.fixture(scope="session")
+def rerank_stand_in(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A local cross-encoder folder of ms-marco-MiniLM-L-6-v2's architecture (the
+    packaged MiniLM-L6 encoder, untrained head): real loading and inference."""
+    from search.rerank import build_stand_in
+
+    return build_stand_in(tmp_path_factory.mktemp("rerank") / "minilm-cross-encoder")

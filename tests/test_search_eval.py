@@ -85,7 +85,7 @@ def test_chunking_splits_long_documents_and_keeps_titles(tmp_path: Path) -> None
 
 
 def test_evaluate_scores_every_arm_and_reuses_the_load(
-    tmp_path: Path, pg_admin: str, embedder: Any
+    tmp_path: Path, pg_admin: str, embedder: Any, rerank_stand_in: Path
 ) -> None:
     data = load_beir(write_beir(tmp_path / "tiny"), "test")
     name = f"kb_eval_test_{uuid.uuid4().hex[:10]}"
@@ -103,8 +103,33 @@ def test_evaluate_scores_every_arm_and_reuses_the_load(
             assert arms[arm]["recall_at_100"] == 1.0
         assert arms["vector"] == arms["vector_exact"]
         assert report["latency_ms"]["hybrid_sql_p50"] > 0
+        assert "hybrid_reranked" not in arms and report["latency_ms"]["rerank_p50"] is None
+        # with a rerank stage: its arm and its latency
+        from search.rerank import CrossEncoderReranker
+
+        settings = SearchSettings(rerank_model_path=rerank_stand_in)
+        reranked = evaluate(
+            db,
+            data,
+            embedder,
+            settings,
+            candidates=20,
+            exact=False,
+            reranker=CrossEncoderReranker(rerank_stand_in),
+        )
+        assert reranked["arms"]["hybrid_reranked"]["recall_at_100"] == 1.0
+        assert reranked["latency_ms"]["rerank_p50"] > 0
+        assert reranked["rerank_model"] == str(rerank_stand_in)
     finally:
         drop(pg_admin, name)
+
+
+def test_cli_refuses_a_rerank_model_that_is_not_a_model_folder(tmp_path: Path, capsys: Any) -> None:
+    folder = write_beir(tmp_path / "tiny")
+    with pytest.raises(SystemExit) as exited:
+        main(["--dataset", str(folder), "--split", "test", "--rerank-model", str(tmp_path)])
+    assert exited.value.code == 2
+    assert "config.json is missing" in capsys.readouterr().err
 
 
 def test_cli_prints_json_in_its_own_database(

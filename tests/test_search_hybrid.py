@@ -500,3 +500,25 @@ def test_empty_database_says_why(db: Database, embedder: Any) -> None:
     result = hybrid_search("anything at all", db=db, embedder=embedder)
     assert result.hits == () and result.total == 0
     assert "no chunks yet" in (result.empty_reason or "")
+
+
+def test_a_local_cross_encoder_reranks_the_head_by_its_own_scores(
+    search_db: Database, embedder: Any, rerank_stand_in: Any
+) -> None:
+    """KB_RERANK_MODEL's folder loaded for real and run over a real search: the head
+    comes out in the model's order, each hit carrying the model's score."""
+    from search.rerank import CrossEncoderReranker, load_reranker
+
+    reranker = load_reranker(SearchSettings(rerank_model_path=rerank_stand_in))
+    assert isinstance(reranker, CrossEncoderReranker)
+    query = "rocket sled safety"
+    plain = run(search_db, embedder, query, top_k=50)
+    reranked = run(search_db, embedder, query, top_k=50, reranker=reranker)
+    assert len(reranked.hits) == len(plain.hits) > 3
+    own = reranker.score(query, [h.content for h in reranked.hits])
+    assert [h.score for h in reranked.hits] == pytest.approx(own, abs=1e-4)
+    scores = [h.score for h in reranked.hits]
+    assert scores == sorted(scores, reverse=True)
+    assert [h.chunk_id for h in reranked.hits] != [h.chunk_id for h in plain.hits]
+    fused = {h.chunk_id: h.fused_score for h in plain.hits}  # the fusion's scores stay
+    assert all(fused.get(h.chunk_id, h.fused_score) == h.fused_score for h in reranked.hits)
