@@ -352,7 +352,7 @@ def rerank_cost(
     return {
         "model": str(model) if model else "stand-in: packaged MiniLM-L6 + untrained head",
         "queries": len(texts),
-        "rerank_depth": 50,
+        "rerank_depth": settings.rerank_depth,
         "without_p50_ms": percentile(samples["without"], 50),
         "without_p95_ms": percentile(samples["without"], 95),
         "with_p50_ms": percentile(samples["with"], 50),

@@ -75,6 +75,17 @@ class ModelInfo:
         return self.path / "tokenizer.json"
 
 
+def quiet_offline_transformers() -> None:
+    """Before loading a model with transformers: never reach for the network
+    (``HF_HUB_OFFLINE``) and draw no weight-loading bars, which would interleave
+    with the caller's own progress output."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+
+
 def _read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -159,13 +170,9 @@ class Embedder:
 
     def sentence_transformer(self) -> Any:
         if self._model is None:
-            os.environ["HF_HUB_OFFLINE"] = "1"
-            os.environ["TRANSFORMERS_OFFLINE"] = "1"
+            quiet_offline_transformers()
             from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as hf_logging
 
-            # The weight-loading bar would interleave with our own progress bars.
-            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
             model = SentenceTransformer(str(self.info.path), device="cpu", local_files_only=True)
             model.max_seq_length = self.info.max_seq_length
             self._model = model

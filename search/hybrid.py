@@ -400,13 +400,16 @@ def rank_candidates(
     *,
     today: date | None = None,
     reranker: Reranker | None = None,
-    rerank_depth: int = 50,
+    rerank_depth: int | None = None,
 ) -> list[SearchHit]:
-    """Order fused candidates into hits: boosts, optional rerank, collapse, ranks.
+    """Order fused candidates into hits: boosts, optional rerank (of the best
+    ``rerank_depth``, by default ``settings.rerank_depth``), collapse, ranks.
 
     Ties are broken by chunk id so equal scores always come out in one order.
     """
     today = today or date.today()
+    if rerank_depth is None:
+        rerank_depth = settings.rerank_depth
     weights = settings.boost_weights
     intent = query_intent(query) if weights.any else None
     boosted: list[tuple[float, Candidate, Mapping[str, float]]] = []

@@ -13,10 +13,10 @@ measured with it, but its scores order nothing meaningfully.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from search.embedder import packaged_model_path, quiet_offline_transformers
 from search.errors import SearchError
 from search.settings import SearchSettings
 
@@ -35,8 +35,7 @@ class CrossEncoderReranker:
                 f"KB_RERANK_MODEL={path}: not a local model folder (config.json is missing); "
                 "unset it to search without a rerank stage"
             )
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        quiet_offline_transformers()
         from sentence_transformers import CrossEncoder
 
         try:
@@ -55,13 +54,10 @@ def build_stand_in(target: Path, *, seed: int = 0) -> Path:
     """Write a cross-encoder folder to ``target``: the packaged MiniLM-L6 encoder
     with a one-score head initialised from ``seed`` (untrained: for latency and
     plumbing, never for quality). Returns ``target``."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    quiet_offline_transformers()
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
-
-    from search.embedder import packaged_model_path
 
     base = packaged_model_path()
     torch.manual_seed(seed)

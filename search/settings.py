@@ -161,6 +161,13 @@ class SearchSettings(BaseSettings):
         validation_alias=AliasChoices("KB_RERANK_MODEL", "rerank_model_path"),
         description="local cross-encoder model folder; unset: no rerank stage",
     )
+    rerank_depth: int = Field(
+        default=50,
+        ge=1,
+        le=500,
+        validation_alias=AliasChoices("KB_RERANK_DEPTH", "rerank_depth"),
+        description="best fused candidates the rerank stage rescores (its cost grows with it)",
+    )
 
     @property
     def boost_weights(self) -> BoostWeights:

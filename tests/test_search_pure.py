@@ -280,6 +280,26 @@ def test_rerank_plumbing_reorders_the_head() -> None:
     assert [h.chunk_id for h in hits] == [3, 2, 1, 4]
 
 
+def test_the_rerank_depth_comes_from_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [_candidate(i, 0.1 - i / 100, doc=i) for i in range(1, 6)]
+    monkeypatch.setenv("KB_RERANK_DEPTH", "2")
+    settings = SearchSettings()
+    hits = rank_candidates(rows, "q", settings, reranker=_ReverseReranker())
+    assert [h.chunk_id for h in hits] == [2, 1, 3, 4, 5]
+    assert SearchSettings(rerank_depth=50).rerank_depth == 50
+
+
+@pytest.mark.parametrize("value", ["0", "501", "ten"])
+def test_a_rerank_depth_out_of_range_is_refused(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    from pydantic import ValidationError
+
+    monkeypatch.setenv("KB_RERANK_DEPTH", value)
+    with pytest.raises(ValidationError, match="KB_RERANK_DEPTH"):
+        SearchSettings()
+
+
 def test_metrics_on_a_known_ranking() -> None:
     qrels = {"a": 1, "b": 1}
     ranking = ["x", "a", "y", "b"]
