@@ -66,9 +66,11 @@ from sql.settings import DatabaseSettings
 
 T = TypeVar("T")
 
-# The connection of the snapshot open in this thread / task, per graph object.
-_PINNED: ContextVar[tuple[KnowledgeGraph, psycopg.Connection[Any]] | None] = ContextVar(
-    "kg_snapshot", default=None
+# The snapshot open in this thread / task, per graph object: the graph, its
+# connection, and the vendors loaded inside it (by id), which the snapshot keeps
+# even when no graph is cached across calls (``KB_GRAPH_CACHE_VENDORS=0``).
+_PINNED: ContextVar[tuple[KnowledgeGraph, psycopg.Connection[Any], dict[int, _Entry]] | None] = (
+    ContextVar("kg_snapshot", default=None)
 )
 
 
@@ -204,7 +206,7 @@ class KnowledgeGraph:
             if own:
                 conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
                 conn.read_only = True
-            token = _PINNED.set((self, conn))
+            token = _PINNED.set((self, conn, {}))
             try:
                 yield conn
             finally:
@@ -284,6 +286,11 @@ class KnowledgeGraph:
                 if entry is not None and entry.build_id == build_id:
                     self._graphs.move_to_end(vendor_id)
                     return entry
+            pinned = _PINNED.get()
+            loaded = pinned[2] if pinned is not None and pinned[0] is self else {}
+            entry = loaded.get(vendor_id)
+            if entry is not None:  # loaded earlier in this snapshot: the same build
+                return entry
             if isinstance(vendor, VendorInfo):  # the caller already read the row
                 name, updated = vendor.name, vendor.last_updated
             else:
@@ -292,7 +299,9 @@ class KnowledgeGraph:
                 if row is None:  # a VendorInfo of an older build
                     raise GraphFailed("The vendor was removed by a rebuild just now; ask again.")
                 name, updated = row["name"], row["last_updated"]
-            entry = _Entry(load_skeleton(conn, vendor_id, name, updated), build_id)
+            entry = loaded[vendor_id] = _Entry(
+                load_skeleton(conn, vendor_id, name, updated), build_id
+            )
         if self.settings.cache_vendors > 0:
             with self._lock:
                 if self._build_id == build_id:

@@ -148,6 +148,33 @@ def test_no_cache_setting_always_reloads(graph_db: Database) -> None:
     assert kg.graph("Acme Corp") is not kg.graph("Acme Corp")
 
 
+def test_one_snapshot_loads_a_vendor_once_even_without_a_cache(
+    graph_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kg.store
+
+    loads: list[int] = []
+    real = kg.store.load_skeleton
+
+    def counted(conn: psycopg.Connection[object], vendor_id: int, *rest: object) -> object:
+        loads.append(vendor_id)
+        return real(conn, vendor_id, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(kg.store, "load_skeleton", counted)
+    graph = KnowledgeGraph(graph_db, GraphSettings(cache_vendors=0))
+    with graph.snapshot():  # as a served find_vendor_info: statistics, then the capped graph
+        stats = graph.statistics("Acme Corp")
+        capped = graph.capped("Acme Corp")
+    assert len(loads) == 1
+    # outside a snapshot each call loads again, and answers the same
+    assert graph.statistics("Acme Corp") == stats
+    assert graph.capped("Acme Corp") == capped
+    assert len(loads) == 3
+    with graph.snapshot():  # a new snapshot starts empty
+        graph.statistics("Acme Corp")
+    assert len(loads) == 4
+
+
 def test_graphs_are_frozen(kg: KnowledgeGraph) -> None:
     import networkx as nx
 
