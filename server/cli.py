@@ -70,6 +70,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address [127.0.0.1]")
     parser.add_argument("--port", type=int, default=8000, help="HTTP port [8000]")
+    parser.add_argument(
+        "--http-response",
+        choices=("json", "sse"),
+        default="json",
+        help="how streamable HTTP answers a call: one JSON body (default: faster, and the "
+        "tools send nothing while they work) or an SSE stream",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     keys = sub.add_parser(
         "keys",
@@ -207,5 +214,6 @@ def _serve(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             max_request_body_size=settings.http_max_body_bytes,
+            json_response=args.http_response == "json",
         )
     return EXIT_OK

@@ -72,11 +72,20 @@ def _free_port() -> int:
 
 
 def _start_http(
-    env: dict[str, str], port: int | None = None
+    env: dict[str, str], port: int | None = None, *extra: str
 ) -> tuple[subprocess.Popen[bytes], str]:
     port = port or _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "server", "--transport", "streamable-http", "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "server",
+            "--transport",
+            "streamable-http",
+            "--port",
+            str(port),
+            *extra,
+        ],
         env=env,
         cwd=REPO,
         stdout=subprocess.DEVNULL,
@@ -155,6 +164,56 @@ def test_streamable_http_with_bearer_and_x_api_key(http_server: tuple[str, str])
     wrong = _http_call(url, {"Authorization": "Bearer kb_not_a_key"}, "list_vendors", {})
     assert wrong.structured_content["error"]["code"] == "AUTH_INVALID"
     assert "kb_not_a_key" not in json.dumps(wrong.structured_content)
+
+
+def _raw_call(url: str, key: str, tool: str, args: dict[str, Any]) -> Any:
+    """One tools/call posted as a client would (initialize first), the raw response."""
+    import httpx2
+
+    headers = {"X-API-Key": key, "Accept": "application/json, text/event-stream"}
+    with httpx2.Client(timeout=30) as http:
+        init = http.post(
+            url,
+            headers=headers,
+            json={
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            },
+        )
+        session = init.headers.get("mcp-session-id")
+        if session:
+            headers["mcp-session-id"] = session
+        ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        http.post(url, headers=headers, json=ready)
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+        call["params"] = {"name": tool, "arguments": args}
+        return http.post(url, headers=headers, json=call)
+
+
+def test_http_answers_calls_as_json_by_default_or_as_an_sse_stream(
+    http_server: tuple[str, str], keyed: tuple[dict[str, str], str]
+) -> None:
+    url, key = http_server
+    plain = _raw_call(url, key, "list_vendors", {"page_size": 2})
+    assert plain.headers["content-type"].startswith("application/json")
+    assert len(plain.json()["result"]["structuredContent"]["results"]) == 2
+    env = {k: v for k, v in keyed[0].items() if k != "BMCIS_API_KEY"}
+    proc, sse_url = _start_http(env, None, "--http-response", "sse")
+    try:
+        streamed = _raw_call(sse_url, key, "list_vendors", {"page_size": 2})
+        sdk = _http_call(sse_url, {"X-API-Key": key}, "list_vendors", {"page_size": 2})
+    finally:
+        _stop(proc)
+    assert streamed.headers["content-type"].startswith("text/event-stream")
+    data = [line[5:] for line in streamed.text.splitlines() if line.startswith("data:")]
+    assert json.loads(data[-1])["result"]["structuredContent"]["pagination"]["returned_count"] == 2
+    assert not sdk.is_error and len(sdk.structured_content["results"]) == 2
 
 
 def test_oversized_http_bodies_are_refused(http_server: tuple[str, str]) -> None:
