@@ -8,6 +8,7 @@ the longest prefix of its results that fits and says so with PARTIAL_RESULTS
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -181,7 +182,7 @@ def fit(
 
     ``build(n)`` makes the envelope with the first ``n`` items; ``sizes`` (JSON
     bytes per item) lets the search start from an estimate, so a big answer is
-    counted a few times rather than at every bisection step. Returns the
+    counted a few times rather than at every step of a search. Returns the
     envelope (tokens accounted, warnings added) and ``n``.
 
     Every count goes through one :class:`~server.tokens.SegmentCounter`: the
@@ -230,41 +231,49 @@ def fit(
             counted[n] = (account(probe, compact=compact, counter=counter), probe)
         return counted[n][0] <= budget
 
+    # The answer is the largest n in [0, count - 1] with ok(n). Counts grow with n
+    # almost linearly, so each probe goes where a line reaches the budget: the
+    # secant through the last two probes, or, after the first, the line to the
+    # nearest count known on its other side. After three probes in a row that did
+    # not halve the interval, one bisection step. The first probe is a
+    # byte-proportional estimate when the items' sizes are given. Typically 2-4
+    # envelopes are counted, against a bisection's log2(count).
     lo, hi = 0, count - 1  # the answer lies in [lo, hi]
-    total_bytes = 0 if sizes is None else sum(int(x) for x in sizes)
-    if sizes is not None and len(sizes) == count and total_bytes:
-        # start from a byte-proportional estimate and gallop from there
-        full_bytes = len(dumps(env, compact=compact))
-        per_byte = tokens / full_bytes
-        dropped, guess = total_bytes, 0
-        overhead = full_bytes - total_bytes + 2 * len(dumps(near_limit))
+    warnings_bytes = 2 * len(dumps(near_limit))
+    full_bytes = len(dumps(env, compact=compact))
+    per_byte = tokens / full_bytes
+    items_bytes = sum(int(x) for x in sizes) if sizes is not None and len(sizes) == count else 0
+    # the nearest (n, tokens) on either side; the one below starts as an estimate
+    # of the envelope without items
+    above = (count, tokens + round(warnings_bytes * per_byte))
+    below = (0, round((full_bytes - items_bytes + warnings_bytes) * per_byte))
+    if sizes is not None and items_bytes:
+        kept_bytes, probe = full_bytes - items_bytes + warnings_bytes, 0
         for i, size in enumerate(sizes):
-            if (overhead + total_bytes - dropped + size) * per_byte > budget:
+            if (kept_bytes + size) * per_byte > budget:
                 break
-            dropped -= size
-            guess = i + 1
-        guess = min(guess, hi)
-        step = 1
-        if ok(guess):  # gallop up
-            lo = guess
-            while lo + step <= hi and ok(lo + step):
-                lo += step
-                step *= 2
-            hi = min(hi, lo + step - 1)
-        else:  # gallop down
-            hi = guess - 1
-            probe = hi
-            while probe > 0 and not ok(probe):
-                hi = probe - 1
-                step *= 2
-                probe = max(0, hi - step + 1)
-            lo = max(0, probe)
-    while lo < hi:  # bisection over what is left
-        mid = (lo + hi + 1) // 2
-        if ok(mid):
-            lo = mid
+            kept_bytes += size
+            probe = i + 1
+    else:
+        probe = (lo + hi + 1) // 2
+    probes: list[tuple[int, int]] = []
+    stalls = 0
+    while lo < hi:
+        probe = min(max(probe, lo + 1), hi)  # every probe narrows [lo, hi]
+        width = hi - lo
+        fits = ok(probe)
+        point = (probe, counted[probe][0])
+        probes.append(point)
+        if fits:
+            lo, below = probe, point
         else:
-            hi = mid - 1
+            hi, above = probe - 1, point
+        stalls = stalls + 1 if 2 * (hi - lo) > width else 0
+        (n0, t0), (n1, t1) = probes[-2:] if len(probes) > 1 else (below, above)
+        if stalls >= 3 or n0 == n1 or t1 == t0:
+            probe, stalls = (lo + hi + 1) // 2, 0
+        else:
+            probe = n1 + math.floor((budget - t1) * (n1 - n0) / (t1 - t0))
     if not ok(lo):
         raise ToolFailure(
             ErrorCode.INVALID_PARAMS,

@@ -160,6 +160,42 @@ def test_budget_fit_finds_the_largest_prefix(
         assert account(more) > budget
 
 
+def test_budget_fit_counts_few_lengths_when_items_differ_in_density(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Like a vendor answer (entities, then relationships with evidence sentences):
+    the two kinds have different tokens per byte, so a byte estimate misses by
+    several items; the search still counts only a few lengths, and finds the
+    largest that fits."""
+    import server.envelope
+
+    dense = [{"id": i, "n": "7f3a 9c1e 4b2d " * 6} for i in range(100)]
+    sparse = [{"id": i, "text": "the supplier said that " * 12} for i in range(166)]
+    items = dense + sparse
+
+    def build(n: int) -> dict[str, object]:
+        return envelope("t", "req_1", items[:n], elapsed_ms=1.0)
+
+    counted: list[int] = []
+    real = server.envelope.account
+
+    def spy(env: dict[str, object], **kw: object) -> int:
+        counted.append(len(env["results"]))  # type: ignore[arg-type]
+        return real(env, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(server.envelope, "account", spy)
+    sizes = [len(orjson.dumps(i)) for i in items]
+    budget = real(build(180)) + 40
+    env, kept = fit(build, len(items), budget=budget, threshold=0.8, sizes=sizes)
+    assert real(env) <= budget
+    more = build(kept + 1)
+    more["warnings"] = env["warnings"]
+    assert real(more) > budget
+    # the whole answer, then a few lengths (a byte-estimate start and galloping
+    # from it counted 13 here)
+    assert len(counted) <= 5, counted
+
+
 def test_tokens_estimated_is_the_count_of_the_text_sent() -> None:
     from server.envelope import dumps
     from server.tokens import count_tokens
