@@ -408,8 +408,13 @@ def main(argv: list[str] | None = None) -> int:
     ):
         parser.error("--queries, --scale, --ingest-documents and --rerank-queries must be positive")
     rerank_model = args.rerank_model or SearchSettings().rerank_model_path
-    if rerank_model is not None and not (rerank_model / "config.json").is_file():
-        parser.error(f"{rerank_model}: not a local model folder (config.json is missing)")
+    if rerank_model is not None:
+        from search.rerank import RerankerUnavailable, check_model_folder
+
+        try:
+            rerank_model = check_model_folder(rerank_model)
+        except RerankerUnavailable as exc:
+            parser.error(str(exc))
     console = Console()
 
     data = load_beir(args.dataset, args.split)

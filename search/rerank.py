@@ -25,16 +25,23 @@ class RerankerUnavailable(SearchError):
     """The configured rerank model cannot be loaded: unset KB_RERANK_MODEL to search without it."""
 
 
+def check_model_folder(path: Path) -> Path:
+    """``path`` (user home expanded) if it holds a model's ``config.json``, else
+    :class:`RerankerUnavailable` saying so. Cheap: nothing is loaded."""
+    path = path.expanduser()
+    if not (path / "config.json").is_file():
+        raise RerankerUnavailable(
+            f"KB_RERANK_MODEL={path}: not a local model folder (config.json is missing); "
+            "unset it to search without a rerank stage"
+        )
+    return path
+
+
 class CrossEncoderReranker:
     """Scores (query, passage) pairs with a local cross-encoder."""
 
     def __init__(self, path: Path) -> None:
-        path = path.expanduser()
-        if not (path / "config.json").is_file():
-            raise RerankerUnavailable(
-                f"KB_RERANK_MODEL={path}: not a local model folder (config.json is missing); "
-                "unset it to search without a rerank stage"
-            )
+        path = check_model_folder(path)
         quiet_offline_transformers()
         from sentence_transformers import CrossEncoder
 

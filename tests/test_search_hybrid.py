@@ -225,12 +225,19 @@ def test_one_generic_plan_answers_as_a_plan_per_query_would(
             assert [(c.chunk_id, c.fused_score, c.fulltext_rank) for c in generic] == [
                 (r["chunk_id"], r["fused_score"], r["fulltext_rank"]) for r in custom
             ]
-        used = conn.execute(
-            "SELECT coalesce(sum(generic_plans), 0) AS generic, "
-            "coalesce(sum(custom_plans), 0) AS custom FROM pg_prepared_statements "
-            "WHERE statement LIKE '%%fts_pool%%'"
-        ).fetchone()
+        used = _search_plans(conn)
         assert used["generic"] >= 8 and used["custom"] == 0
+
+
+def _search_plans(conn: Any) -> dict[str, int]:
+    """How often the connection's prepared search statement ran a generic and a
+    custom plan (``pg_prepared_statements``)."""
+    row = conn.execute(
+        "SELECT coalesce(sum(generic_plans), 0) AS generic, "
+        "coalesce(sum(custom_plans), 0) AS custom FROM pg_prepared_statements "
+        "WHERE statement LIKE '%%fts_pool%%'"
+    ).fetchone()
+    return dict(row)
 
 
 def _frontend_messages(conn: Any, call: Any) -> list[str]:
@@ -283,11 +290,7 @@ def test_a_search_connection_sends_the_statement_alone_and_answers_the_same(
             assert sent == ["Bind", "Describe", "Execute", "Sync"]
             assert fast.info.transaction_status == 0  # idle: nothing left open
             assert found and found == fetch_candidates(plain, query, vector, SearchFilters())
-        used = fast.execute(
-            "SELECT coalesce(sum(generic_plans), 0) AS generic, "
-            "coalesce(sum(custom_plans), 0) AS custom FROM pg_prepared_statements "
-            "WHERE statement LIKE '%%fts_pool%%'"
-        ).fetchone()
+        used = _search_plans(fast)
         assert used["generic"] >= 6 and used["custom"] == 0
         # what the session does not cover still sets its own: a filtered search, and
         # another ef_search than the connection started with
