@@ -25,7 +25,7 @@ from pydantic import Field, ValidationError
 
 from server.envelope import dumps, request_id
 from server.errors import ErrorCode, ToolFailure
-from server.models import AnyEnvelope, SearchEnvelope, VendorEnvelope
+from server.models import AnyEnvelope, SearchEnvelope, VendorEnvelope, lean_schema
 from server.service import Outcome, Service
 from server.settings import ServerSettings
 from server.stdio import event_loop_stdio
@@ -413,4 +413,8 @@ def create_server(
         )
         return dumps(env)
 
+    for tool in mcp._tool_manager.list_tools():
+        # published in the form clients validate faster (same meaning)
+        if tool.fn_metadata.output_schema is not None:
+            tool.fn_metadata.output_schema = lean_schema(tool.fn_metadata.output_schema)
     return mcp

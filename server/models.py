@@ -155,3 +155,86 @@ class VendorResult(_Model):
 SearchEnvelope = Envelope[list[SearchItem]]
 VendorEnvelope = Envelope[VendorResult]
 AnyEnvelope = Envelope[Any]
+
+
+# Keywords that constrain only instances of one JSON type (or only annotate): a
+# branch made of these and ``type`` can share a ``type`` list with ``null``.
+_TYPE_SPECIFIC = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "title",
+        "description",
+    }
+)
+
+
+def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with the same meaning in a form validators check faster.
+
+    Pydantic writes every optional field as ``anyOf: [{...}, {"type": "null"}]``
+    and every nested model as a ``$ref`` into ``$defs``. Clients such as the mcp
+    SDK's check each structured answer against the output schema with
+    ``jsonschema``, which resolves each reference and tries each branch per value:
+    for a 60 KB find_vendor_info answer the check took 10 ms of the client's time.
+    Here references are inlined (the models are not recursive) and an optional
+    value becomes ``"type": [T, "null"]`` when its other branch holds only
+    keywords that apply to instances of type ``T``: the same instances are
+    accepted (a test compares the two on real and broken answers), and the
+    check takes about 30 % less time.
+
+    >>> lean_schema({"$defs": {"A": {"type": "integer"}},
+    ...              "properties": {"a": {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}],
+    ...                                   "default": None}}})
+    {'properties': {'a': {'default': None, 'type': ['integer', 'null']}}}
+    """
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [walk(x, seen) for x in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            name = ref.removeprefix("#/$defs/")
+            if name in seen or name not in defs:
+                raise ValueError(f"cannot inline {ref}: recursive or undefined")
+            target = walk(defs[name], (*seen, name))
+            rest = {k: walk(v, seen) for k, v in node.items() if k != "$ref"}
+            if set(rest) & set(target) - {"title", "description"}:
+                raise ValueError(f"cannot inline {ref}: its keywords clash with the referrer's")
+            return {**target, **rest}
+        out = {k: walk(v, seen) for k, v in node.items() if k != "$defs"}
+        branches = out.get("anyOf")
+        if isinstance(branches, list) and len(branches) == 2 and {"type": "null"} in branches:
+            other = branches[1 - branches.index({"type": "null"})]
+            outer = set(out) - {"anyOf"}
+            if (
+                isinstance(other, dict)
+                and isinstance(other.get("type"), str)
+                and set(other) <= _TYPE_SPECIFIC
+                and not set(other) & outer - {"title", "description"}
+            ):
+                del out["anyOf"]
+                kept = {k: v for k, v in other.items() if k not in outer}
+                out.update(kept)
+                out["type"] = [other["type"], "null"]
+        return out
+
+    result = walk(schema, ())
+    assert isinstance(result, dict)
+    return result

@@ -457,3 +457,25 @@ def test_default_settings_are_the_contracts() -> None:
     )
     assert (s.rate_limit_minute, s.rate_limit_hour, s.rate_limit_day) == (100, 1_000, 10_000)
     assert (s.search_cache_ttl, s.vendor_cache_ttl, s.cache_max_entries) == (30, 300, 1_000)
+
+
+def test_lean_schema_refuses_what_it_cannot_inline() -> None:
+    from server.models import lean_schema
+
+    recursive = {
+        "$defs": {"Node": {"properties": {"next": {"$ref": "#/$defs/Node"}}, "type": "object"}},
+        "$ref": "#/$defs/Node",
+    }
+    with pytest.raises(ValueError, match="recursive"):
+        lean_schema(recursive)
+    with pytest.raises(ValueError, match="undefined"):
+        lean_schema({"properties": {"a": {"$ref": "#/$defs/Missing"}}})
+    clash = {
+        "$defs": {"A": {"type": "integer"}},
+        "properties": {"a": {"$ref": "#/$defs/A", "type": "string"}},
+    }
+    with pytest.raises(ValueError, match="clash"):
+        lean_schema(clash)
+    # an optional value whose other branch is not type-specific keeps its anyOf
+    enum = {"anyOf": [{"enum": ["a", "b"], "type": "string"}, {"type": "null"}]}
+    assert lean_schema(enum) == enum

@@ -65,6 +65,103 @@ def test_tools_resources_and_schemas_are_published(sample: Harness) -> None:
     assert {t.uri_template for t in templates} == {"vendor://{name}", "chunk://{chunk_id}"}
 
 
+def _mutations(answer: Any) -> list[Any]:
+    """Broken copies of ``answer``: at the first value of each path (list indices
+    folded), the value made null, made a value of another type, removed from its
+    object, or its object given an undeclared key."""
+    out: list[Any] = []
+    seen: set[tuple[str, ...]] = set()
+
+    def walk(node: Any, path: tuple[Any, ...]) -> None:
+        shape = tuple("*" if isinstance(p, int) else p for p in path)
+        if shape not in seen:
+            seen.add(shape)
+            other = 7 if isinstance(node, str) else "x"
+            for value in (None, other):
+                out.append(_replaced(answer, path, value))
+            if path and isinstance(path[-1], str):
+                out.append(_replaced(answer, path, _DELETE))
+            if isinstance(node, dict):
+                out.append(_replaced(answer, (*path, "zz_undeclared"), 1))
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, (*path, key))
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, (*path, i))
+
+    walk(answer, ())
+    return out
+
+
+_DELETE = object()
+
+
+def _replaced(answer: Any, path: tuple[Any, ...], value: Any) -> Any:
+    copy = orjson.loads(orjson.dumps(answer))
+    node = copy
+    for step in path[:-1]:
+        node = node[step]
+    if not path:
+        return value
+    if value is _DELETE:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return copy
+
+
+def test_published_output_schemas_mean_what_the_models_say(sample: Harness) -> None:
+    """The output schemas are published in a leaner form (lean_schema) than pydantic
+    writes: they must accept and refuse exactly what the models\' own schemas do, on
+    real answers of every shape and on broken copies of them."""
+    from jsonschema.validators import validator_for
+    from pydantic import TypeAdapter
+
+    from server.models import AnyEnvelope, SearchEnvelope, VendorEnvelope
+
+    async def scenario(client: Client) -> Any:
+        tools = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+        vendor = (await client.call_tool("list_vendors", {"page_size": 1})).structured_content
+        assert vendor is not None
+        name = vendor["results"][0]["vendor_name"]
+        calls = [
+            ("semantic_search", {"query": QUERY, "response_mode": "full", "top_k": 3}),
+            ("semantic_search", {"query": QUERY, "response_mode": "ids_only", "page_size": 2}),
+            ("find_vendor_info", {"vendor_name": name, "response_mode": "full"}),
+            ("find_vendor_info", {"vendor_name": name}),
+            ("find_vendor_info", {"vendor_name": "no such vendor anywhere"}),
+            ("list_vendors", {"page_size": 2}),
+            ("get_server_metrics", {}),
+        ]
+        answers = []
+        for tool, args in calls:
+            result = await client.call_tool(tool, args)  # the client checks the lean schema
+            answers.append((tool, result.structured_content))
+        return tools, answers
+
+    tools, answers = sample.run(scenario)
+    models = {"semantic_search": SearchEnvelope, "find_vendor_info": VendorEnvelope}
+    for name, published in tools.items():
+        assert published is not None
+        text = orjson.dumps(published).decode()
+        assert "$ref" not in text and "$defs" not in text, name
+        original = TypeAdapter(models.get(name, AnyEnvelope)).json_schema()
+        assert "$ref" in orjson.dumps(original).decode()  # the comparison means something
+    checked = 0
+    for tool, answer in answers:
+        lean = validator_for(tools[tool])(tools[tool])
+        strict = TypeAdapter(models.get(tool, AnyEnvelope)).json_schema()
+        full = validator_for(strict)(strict)
+        assert lean.is_valid(answer) == full.is_valid(answer), tool
+        # error answers (isError, which clients do not check) may differ in shape
+        assert "error" in answer or full.is_valid(answer), tool
+        for broken in _mutations(answer):
+            assert lean.is_valid(broken) == full.is_valid(broken), (tool, broken)
+            checked += not full.is_valid(broken)
+    assert checked > 100  # many of the broken copies are refused by both
+
+
 @pytest.mark.parametrize("mode", ["ids_only", "metadata", "preview", "full"])
 def test_search_modes_shape_results(sample: Harness, mode: str) -> None:
     async def scenario(client: Client) -> Any:
