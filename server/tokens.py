@@ -71,13 +71,32 @@ class SegmentCounter:
         self._memo: dict[str, int] = {}
 
     def __call__(self, text: str) -> int:
-        memo, count, total = self._memo, _counter(), 0
+        return self.bounded(text, None)[0]
+
+    def bounded(self, text: str, limit: int | None) -> tuple[int, int]:
+        """Count ``text`` from its start until the count exceeds ``limit``:
+        ``(tokens counted, characters read)``. When fewer than ``len(text)``
+        characters were read, the whole text has more than ``limit`` tokens (the
+        parts' counts add up to the whole's) and the rest was not tokenised, so
+        the work is bounded by ``limit``, however long ``text`` is.
+
+        >>> text = '[{"a":"one two"},{"b":"three four five"}]'
+        >>> tokens, read = SegmentCounter().bounded(text, 3)
+        >>> tokens > 3 and read < len(text)
+        True
+        >>> SegmentCounter().bounded(text, 100) == (count_tokens(text), len(text))
+        True
+        """
+        memo, count, total, read = self._memo, _counter(), 0, 0
         for part in segments(text):
+            if limit is not None and total > limit:
+                return total, read
             n = memo.get(part)
             if n is None:
                 n = memo[part] = count(part)
             total += n
-        return total
+            read += len(part)
+        return total, read
 
 
 def segments(text: str) -> list[str]:

@@ -196,6 +196,40 @@ def test_budget_fit_counts_few_lengths_when_items_differ_in_density(
     assert len(counted) <= 5, counted
 
 
+def test_budget_fit_tokenises_no_more_than_the_budget_needs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An answer far over the budget is tokenised only until the budget is passed
+    (then around the cut), not to its end; the PARTIAL_RESULTS message gives its
+    size as an estimate, close to the real count."""
+    import server.tokens
+    from server.envelope import dumps
+
+    items = [{"id": i, "text": f"supplier note {i} " * 20} for i in range(400)]
+
+    def build(n: int) -> dict[str, object]:
+        return envelope("t", "req_1", items[:n], elapsed_ms=1.0)
+
+    real = server.tokens._counter()
+    read: list[int] = []
+
+    def counting(text: str) -> int:
+        read.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(server.tokens, "_counter", lambda: counting)
+    env, kept = fit(build, len(items), budget=3_000, threshold=0.8)
+    monkeypatch.undo()
+    assert account(env) <= 3_000 and 0 < kept < 60
+    sent = len(dumps(env))
+    whole = build(len(items))
+    assert len(dumps(whole)) > 6 * sent
+    assert sum(read) < 1.5 * sent, (sum(read), sent)  # not the 400 items' text
+    message = next(w["message"] for w in env["warnings"] if w["code"] == "PARTIAL_RESULTS")
+    about = int(message.split("(about ")[1].split(" tokens")[0].replace(",", ""))
+    assert abs(about - account(whole)) < 0.1 * account(whole), (about, account(whole))
+
+
 def test_tokens_estimated_is_the_count_of_the_text_sent() -> None:
     from server.envelope import dumps
     from server.tokens import count_tokens
