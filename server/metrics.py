@@ -11,8 +11,8 @@ from typing import Any
 WINDOW = 1_000  # latencies kept per tool for percentiles
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
+def _percentile(ordered: list[float], q: float) -> float:
+    """The ``q``-th percentile of ``ordered`` (sorted), interpolated linearly."""
     k = (len(ordered) - 1) * q / 100
     lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
@@ -46,7 +46,7 @@ class Metrics:
         with self._lock:
             tools = {}
             for tool in sorted(self.calls):
-                lat = list(self.latency[tool])
+                lat = sorted(self.latency[tool])  # once for every percentile
                 tools[tool] = {
                     "calls": self.calls[tool],
                     "errors": dict(self.errors[tool]),
@@ -55,7 +55,7 @@ class Metrics:
                         "p50": round(_percentile(lat, 50), 3),
                         "p95": round(_percentile(lat, 95), 3),
                         "p99": round(_percentile(lat, 99), 3),
-                        "max": round(max(lat), 3),
+                        "max": round(lat[-1], 3),
                     },
                 }
             return {

@@ -513,3 +513,28 @@ def test_lean_schema_refuses_what_it_cannot_inline() -> None:
     # an optional value whose other branch is not type-specific keeps its anyOf
     enum = {"anyOf": [{"enum": ["a", "b"], "type": "string"}, {"type": "null"}]}
     assert lean_schema(enum) == enum
+
+
+def test_metrics_percentiles_over_the_latest_window() -> None:
+    """p50/p95/p99 are linear-interpolation percentiles of the last WINDOW latencies
+    of a tool (numpy's default method), whatever order they came in."""
+    import numpy as np
+
+    from server.metrics import WINDOW, Metrics
+
+    metrics = Metrics()
+    old = [10_000.0] * 50  # pushed out of the window by the later calls
+    latencies = [float((i * 7919) % 1_013) for i in range(WINDOW)]
+    for ms in old + latencies:
+        metrics.record("semantic_search", ms, cache_hit=ms < 100, error=None)
+    metrics.record("get_chunk", 3.0, cache_hit=False, error="INVALID_PARAMS")
+    snap = metrics.snapshot()
+    search = snap["tools"]["semantic_search"]
+    assert search["calls"] == WINDOW + 50 and snap["total_calls"] == WINDOW + 51
+    for q in (50, 95, 99):
+        assert search["latency_ms"][f"p{q}"] == round(float(np.percentile(latencies, q)), 3)
+    assert search["latency_ms"]["max"] == max(latencies)
+    assert search["cache_hit_rate"] == round(sum(ms < 100 for ms in latencies) / (WINDOW + 50), 4)
+    chunk = snap["tools"]["get_chunk"]
+    assert chunk["errors"] == {"INVALID_PARAMS": 1}
+    assert chunk["latency_ms"] == {"p50": 3.0, "p95": 3.0, "p99": 3.0, "max": 3.0}
