@@ -141,8 +141,11 @@ def test_under_concurrency_a_cached_answer_takes_its_turn_through_the_threads(
     tmp_path: Path,
 ) -> None:
     """While another call runs in a worker thread, a repeated call is not served ahead
-    of it on the event loop: it goes through the worker threads (and its read
-    snapshot), like every call, and is still a cache hit there."""
+    of it on the event loop: it goes through the worker threads, like every call, and
+    is a cache hit there, looked up before anything else, so it asks the pool for no
+    connection (under load, cached answers had waited for one behind fresh calls)."""
+    import threading
+
     import anyio
 
     harness = Harness(graph_db, embedder, tmp_path)
@@ -172,20 +175,30 @@ def test_under_concurrency_a_cached_answer_takes_its_turn_through_the_threads(
                 "semantic_search", {"query": "anvil delivery delays"}
             )
 
+        lookups: list[bool] = []  # per cache lookup: made on the event loop's thread?
+        looked_up = service.cached
+
+        def spy(*args: Any) -> Any:
+            lookups.append(threading.current_thread() is threading.main_thread())
+            return looked_up(*args)
+
+        service.cached = spy  # type: ignore[method-assign]
         before = requests()
         async with anyio.create_task_group() as tg:
             tg.start_soon(search)
             await anyio.sleep(0.005)  # the search is in its worker thread (tens of ms)
             results["vendor"] = await client.call_tool(*vendor)
         together = requests() - before
-        return alone, idle_hit, search_alone, results, together
+        return alone, idle_hit, search_alone, results, together, lookups
 
-    alone, idle_hit, search_alone, results, together = harness.run(scenario)
+    alone, idle_hit, search_alone, results, together, lookups = harness.run(scenario)
     assert alone.structured_content["execution_context"]["cache_hit"] is True
     assert idle_hit == 0  # alone: from memory on the event loop
     assert not results["search"].is_error
     assert results["vendor"].structured_content["execution_context"]["cache_hit"] is True
-    assert together == search_alone + 1  # the hit took its turn, with a read snapshot
+    # the search looked on the event loop (nothing else ran), the hit in a worker thread
+    assert lookups == [True, False]
+    assert together == search_alone  # the hit took its turn, and no connection
 
 
 def test_a_search_belongs_to_the_build_it_read_even_when_the_watcher_lags(

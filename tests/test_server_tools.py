@@ -469,6 +469,51 @@ def test_cache_hits_and_a_new_build_invalidates_answers_and_cursors(
     assert metrics["results"]["caches"]["vendor"]["hits"] == 1
 
 
+def test_a_cached_answer_needs_no_database_connection_while_other_calls_run(
+    known: Harness,
+) -> None:
+    """Under concurrency every call goes to a worker thread in turn; a cached answer is
+    still looked up before anything else, so it does not wait for a connection behind
+    calls that hold or await the pool (under load, cached vendor answers had waited
+    200 ms there). Here every connection of the pool is held while a metrics call
+    waits for one: the cached vendor answer still comes at once."""
+    args = {"vendor_name": "Acme Corp", "response_mode": "metadata"}
+
+    async def scenario(client: Client) -> Any:
+        first = await client.call_tool("find_vendor_info", args)
+        service = known.service
+        assert service is not None and service.builds is not None
+        assert service.builds.wait_for(service.kg.build_id(), timeout=10)
+        held = [service.pool.getconn() for _ in range(service.pool.max_size)]
+        waiting: dict[str, Any] = {}
+        try:
+            async with anyio.create_task_group() as tasks:
+
+                async def metrics() -> None:
+                    waiting["answer"] = await client.call_tool("get_server_metrics", {})
+
+                tasks.start_soon(metrics)
+                await anyio.sleep(0.5)  # the metrics call now waits for a connection
+                assert "answer" not in waiting
+                start = time.perf_counter()
+                hit = await client.call_tool("find_vendor_info", args)
+                elapsed = time.perf_counter() - start
+                for conn in held:
+                    service.pool.putconn(conn)
+                held = []
+        finally:
+            for conn in held:
+                service.pool.putconn(conn)
+        return first, hit, elapsed, waiting["answer"]
+
+    first, hit, elapsed, metrics = known.run(scenario)
+    assert first.structured_content["execution_context"]["cache_hit"] is False
+    assert not hit.is_error and hit.structured_content["execution_context"]["cache_hit"] is True
+    assert hit.structured_content["results"] == first.structured_content["results"]
+    assert elapsed < 2.0, elapsed  # the pool's own timeout is 10 s
+    assert not metrics.is_error and metrics.structured_content["results"]["database"] == "ok"
+
+
 def test_database_outage_is_db_connection_and_the_server_recovers(
     known: Harness, graph_db: Database, pg_admin: str
 ) -> None:
