@@ -84,16 +84,10 @@ class VendorKnowledgeServer(MCPServer[Any]):
                 # it needs no database connection: under load, cached answers had
                 # waited for the pool behind fresh ones (50 clients: 200 ms inside
                 # the tool for a cached find_vendor_info).
-                method: Callable[..., Outcome] | None = getattr(service, name, None)
-                if method is None:  # a tool the service does not answer itself
-                    return await tool.fn(**checked, **{tool.context_kwarg: context})
                 self._running += 1
                 try:
                     outcome = await anyio.to_thread.run_sync(
-                        lambda: (
-                            (None if looked else service.cached(name, key, checked))
-                            or method(key, **checked)
-                        )
+                        lambda: service.answer(name, key, checked, looked_up=looked)
                     )
                     return _result(outcome, service)
                 finally:

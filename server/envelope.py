@@ -256,18 +256,18 @@ def fit(
     warnings_bytes = 2 * len(dumps(near_limit))
     full_bytes = len(text)
     per_byte = seen / read
-    if count and (sizes is None or len(sizes) != count):
+    if sizes is None or len(sizes) != count:
         # no sizes: the items' share of the text, spread evenly
         empty = len(dumps(build(0), compact=compact))
-        sizes = [max(0, full_bytes - empty) / count] * count
-    items_bytes = sum(sizes or ())
+        sizes = [max(0, full_bytes - empty) / count] * count if count else []
+    items_bytes = sum(sizes)
     # the nearest (n, tokens) on either side; the one below starts as an estimate
     # of the envelope without items
     above = (count, tokens + round(warnings_bytes * per_byte))
     below = (0, round((full_bytes - items_bytes + warnings_bytes) * per_byte))
     if items_bytes:
         kept_bytes, probe = full_bytes - items_bytes + warnings_bytes, 0
-        for i, size in enumerate(sizes or ()):
+        for i, size in enumerate(sizes):
             if (kept_bytes + size) * per_byte > budget:
                 break
             kept_bytes += size

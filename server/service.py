@@ -198,6 +198,23 @@ class Service:
             snapshot=False,
         )
 
+    def answer(
+        self,
+        operation: str,
+        api_key: str | None,
+        arguments: Mapping[str, Any],
+        *,
+        looked_up: bool = False,
+    ) -> Outcome:
+        """``operation(api_key, **arguments)``, whose cached answer (see :meth:`cached`)
+        is looked up first unless ``looked_up`` already: a hit needs no database
+        connection, so under load it does not wait for the pool behind fresh calls."""
+        hit = None if looked_up else self.cached(operation, api_key, arguments)
+        if hit is not None:
+            return hit
+        method: Callable[..., Outcome] = getattr(self, operation)
+        return method(api_key, **arguments)
+
     def _through_cache(
         self,
         keyed: tuple[TTLCache, Hashable],
