@@ -60,6 +60,7 @@ import multiprocessing
 import os
 import platform
 import random
+import secrets
 import shutil
 import socket
 import ssl
@@ -1625,6 +1626,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(plan: Plan, database: str, out: Path, command: str) -> int:
     from server.auth import KeyStore
+    from sql.database import Database
 
     console = Console()
     if not console.is_terminal:
@@ -1633,14 +1635,15 @@ def _run(plan: Plan, database: str, out: Path, command: str) -> int:
     conninfo = build_knowledge_base(database, console)
     mix = mix_from_database(conninfo)
     work = Path(tempfile.mkdtemp(prefix="kb-bench-load-"))
-    keys_file = work / "keys.json"
-    store = KeyStore.load(keys_file)
+    keys_file = work / "keys.json"  # none: keys live in the database
+    store = KeyStore(Database(conninfo, None))
+    run = f"load-{secrets.token_hex(4)}"  # key names, unique to this run
     n_keys = max([plan.clients, *plan.levels])
     console.print(f"creating {n_keys + 3} API keys (one per client) ...")
-    probe_key = store.create("probe")
-    baseline_key = store.create("baseline")
-    over_key = store.create("over-limit")
-    client_keys = [store.create(f"client-{i}") for i in range(n_keys)]
+    probe_key = store.create(f"{run}-probe")
+    baseline_key = store.create(f"{run}-baseline")
+    over_key = store.create(f"{run}-over-limit")
+    client_keys = [store.create(f"{run}-client-{i}") for i in range(n_keys)]
     env = {k: v for k, v in os.environ.items() if k != "BMCIS_API_KEY"} | {
         "DATABASE_URL": conninfo,
         "KB_API_KEYS_FILE": str(keys_file),

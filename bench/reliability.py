@@ -42,6 +42,8 @@ TESTS = [
     "tests/test_fuzz_extraction.py",
     "tests/test_server_transports.py",
     "tests/test_server_pure.py",
+    "tests/test_server_auth.py",
+    "tests/test_replicas.py",
     "tests/test_load_bench.py",
 ]
 
@@ -173,7 +175,8 @@ SECTIONS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
     ),
     (
         "Security",
-        "Keys, logs, binding, request size and rate limits.",
+        "Keys (shared by every replica through the database), logs, binding, request size "
+        "and rate limits.",
         [
             (
                 "security_rate_limit_http",
@@ -181,9 +184,16 @@ SECTIONS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
                 "pytest tests/test_server_transports.py -k exact_over_http",
             ),
             (
-                "security_constant_time_keys",
-                "key checks in constant time (keys stored as SHA-256 digests)",
-                "pytest tests/test_server_pure.py -k near_miss",
+                "replicas_shared_state",
+                "three replicas: a revoked key refused by all at once, a new key accepted "
+                "without a restart, cursors continued on another replica, every replica on a "
+                "new build",
+                "pytest tests/test_replicas.py -k cursors_keys_and_rebuilds",
+            ),
+            (
+                "replicas_rate_limit",
+                "three replicas share each key's rate limits exactly",
+                "pytest tests/test_replicas.py -k rate_limits",
             ),
             (
                 "security_keys_not_logged",

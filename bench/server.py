@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import secrets
 import socket
 import subprocess
 import sys
@@ -102,7 +103,7 @@ def stats(values: list[float]) -> dict[str, float]:
 # -- part 1: token budgets ------------------------------------------------------------
 
 
-def token_budgets(db: Database, embedder: Embedder, keys: KeyStore, key: str) -> dict[str, Any]:
+def token_budgets(db: Database, embedder: Embedder, key: str) -> dict[str, Any]:
     settings = ServerSettings(
         api_key=key,
         max_tokens_per_response=1_000_000,
@@ -111,7 +112,7 @@ def token_budgets(db: Database, embedder: Embedder, keys: KeyStore, key: str) ->
         rate_limit_hour=10**7,
         rate_limit_day=10**8,
     )
-    service = Service(settings, db, embedder=embedder, keys=keys)
+    service = Service(settings, db, embedder=embedder)
     try:
         search: dict[str, list[int]] = {m: [] for m in MODES}
         for q in QUERIES:
@@ -463,13 +464,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeats must be at least 3")
     console = Console()
     work = Path(tempfile.mkdtemp(prefix="kb-bench-server-"))
-    keys = KeyStore.load(work / "keys.json")
-    key = keys.create("bench")
+    run = f"bench-server-{secrets.token_hex(4)}"  # key names, unique to this run
     embedder = Embedder.from_settings()
 
     console.print("token budgets on the sample knowledge base ...")
     sample = open_database(DatabaseSettings())
-    budgets = token_budgets(sample, embedder, keys, key)
+    budgets = token_budgets(sample, embedder, KeyStore(sample).create(run))
 
     console.print(f"bringing {EVAL_DATABASE} up to date with {args.corpus} ...")
     corpus_db = named_database(server_conninfo(DatabaseSettings()), EVAL_DATABASE)
@@ -480,6 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     largest = vendors[0]
     console.print(f"latency on {EVAL_DATABASE}; largest vendor {largest!r} ...")
     bare = bare_calls(corpus_db, embedder, largest, args.repeats)
+    key = KeyStore(corpus_db).create(run)
     env = {
         **os.environ,
         "DATABASE_URL": corpus_db.conninfo,

@@ -11,12 +11,18 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
 from sql.settings import settings_problem
+
+if TYPE_CHECKING:  # imported where used, so that --help stays fast
+    from server.auth import KeyStore
+    from server.settings import ServerSettings
+    from sql.database import Database
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -25,8 +31,8 @@ EXIT_USAGE = 2
 ENVIRONMENT_HELP = """\
 environment (defaults in brackets):
   BMCIS_API_KEY                 the key a stdio client runs the server with
-  KB_API_KEYS_FILE              hashed keys and the cursor secret
-                                [~/.local/share/vendor-knowledge/api_keys.json]
+  KB_API_KEYS_FILE              a key file of an earlier version, imported into the
+                                database once [~/.local/share/vendor-knowledge/api_keys.json]
   DATABASE_URL, KB_PGDATA       the knowledge base [embedded server in KB_PGDATA]
   DEFAULT_RESPONSE_MODE         ids_only | metadata | preview | full [metadata]
   MAX_TOKENS_PER_RESPONSE       token budget per response [15000]
@@ -81,7 +87,11 @@ def _parser() -> argparse.ArgumentParser:
     keys = sub.add_parser(
         "keys",
         help="create, list or revoke API keys",
-        description="Manage the API keys in KB_API_KEYS_FILE (stored as SHA-256 hashes).",
+        description=(
+            "Manage the API keys in the knowledge base's database (stored as SHA-256 hashes), "
+            "shared by every server on it: a new key works at once, a revoked key is refused "
+            "from the next call on, without restarting any server."
+        ),
         epilog=ENVIRONMENT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -111,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _settings() -> object:
+def _settings() -> ServerSettings:
     from server.settings import ServerSettings
 
     try:
@@ -120,42 +130,74 @@ def _settings() -> object:
         raise CliError(settings_problem(exc), EXIT_USAGE) from None
 
 
-def _keystore(path: Path) -> object:
-    from server.auth import KeyFileError, KeyStore
+def _database() -> Database:
+    from sql import DatabaseError
+    from sql.database import open_database
+    from sql.settings import DatabaseSettings
 
     try:
-        return KeyStore.load(path)
-    except KeyFileError as exc:
+        settings = DatabaseSettings()
+    except ValidationError as exc:
+        raise CliError(settings_problem(exc), EXIT_USAGE) from None
+    try:
+        return open_database(settings)
+    except DatabaseError as exc:
         raise CliError(str(exc)) from None
 
 
+def _keystore(db: Database, keys_file: Path) -> KeyStore:
+    """The database's key store, after importing a key file of an earlier version."""
+    from server.auth import KeyStore, KeyStoreError
+
+    store = KeyStore(db)
+    try:
+        report = store.import_file(keys_file)
+    except KeyStoreError as exc:
+        raise CliError(str(exc)) from None
+    if report is not None:
+        where = (
+            f"renamed {report.moved_to.name}"
+            if report.moved_to
+            else "not renamed (importing it again adds nothing)"
+        )
+        Console(stderr=True).print(
+            f"imported {report.imported} API key(s) from {report.path} into {db.description} "
+            f"({report.skipped} already there); keys now live in the database, the file is "
+            f"{where}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    return store
+
+
 def _keys(args: argparse.Namespace) -> int:
-    from server.auth import KeyFileError, KeyStore
-    from server.settings import ServerSettings
+    from server.auth import KeyStoreError
+    from sql import DatabaseError
 
     settings = _settings()
-    assert isinstance(settings, ServerSettings)
-    store = _keystore(settings.keys_file)
-    assert isinstance(store, KeyStore)
+    store = _keystore(_database(), settings.keys_file)
     out = Console()
     try:
         if args.keys_command == "create":
             key = store.create(args.name)
             Console(stderr=True).print(
-                f"created key {args.name!r} in {settings.keys_file}; it is shown once, here:"
+                f"created key {args.name!r} in {store.db.description}; it is shown once, here:",
+                highlight=False,
+                soft_wrap=True,
             )
             sys.stdout.write(key + "\n")
         elif args.keys_command == "revoke":
             record = store.revoke(args.key)
-            out.print(f"revoked {record.name} ({record.key_id})")
+            out.print(f"revoked {record.name} ({record.key_id}); every server refuses it now")
         else:
-            table = Table(title=f"API keys in {settings.keys_file}")
+            table = Table(title=f"API keys in {store.db.description}")
             for col in ("name", "id", "created", "state"):
                 table.add_column(col)
-            for r in store.records:
-                table.add_row(r.name, r.key_id, r.created, "revoked" if r.revoked else "active")
+            for r in store.records():
+                state = f"revoked {r.revoked:%Y-%m-%d %H:%M}" if r.revoked else "active"
+                table.add_row(r.name, r.key_id, f"{r.created:%Y-%m-%d %H:%M}", state)
             out.print(table)
-    except KeyFileError as exc:
+    except (KeyStoreError, DatabaseError) as exc:
         raise CliError(str(exc)) from None
     return EXIT_OK
 
@@ -165,34 +207,27 @@ def _serve(args: argparse.Namespace) -> int:
     from search.embedder import Embedder, EmbeddingSettings
     from search.settings import SearchSettings
     from server.app import create_server
-    from server.auth import KeyStore
     from server.service import Service
-    from server.settings import ServerSettings
     from sql import DatabaseError
-    from sql.database import open_database
-    from sql.settings import DatabaseSettings
 
     settings = _settings()
-    assert isinstance(settings, ServerSettings)
-    store = _keystore(settings.keys_file)
-    assert isinstance(store, KeyStore)
-    if not store.active:
-        raise CliError(
-            f"no API keys configured in {settings.keys_file}: create one with "
-            "`python -m server keys create NAME` (KB_API_KEYS_FILE moves the file)",
-            EXIT_USAGE,
-        )
     try:
         search_settings = SearchSettings()
         graph_settings = GraphSettings()
         embedding_settings = EmbeddingSettings()
-        database = DatabaseSettings()
     except ValidationError as exc:
         raise CliError(settings_problem(exc), EXIT_USAGE) from None
+    db = _database()
+    store = _keystore(db, settings.keys_file)
     try:
-        db = open_database(database)
+        active = store.active_count()
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
+    if not active:
+        raise CliError(
+            f"no API keys in {db.description}: create one with `python -m server keys create NAME`",
+            EXIT_USAGE,
+        )
     embedder = Embedder.from_settings(embedding_settings)
 
     def make_service() -> Service:
@@ -200,7 +235,6 @@ def _serve(args: argparse.Namespace) -> int:
             settings,
             db,
             embedder=embedder,
-            keys=store,
             search_settings=search_settings,
             graph_settings=graph_settings,
         )

@@ -2,9 +2,13 @@
 
 Each tier is a bucket of ``limit`` tokens refilled continuously at ``limit /
 window`` per second; a request takes one token from every bucket and is
-allowed only when all have one. The in-process :class:`TokenBucketLimiter`
-serves one server; replicas would share state by implementing
-:class:`RateLimiter` over a common store.
+allowed only when all have one.
+
+The server counts in PostgreSQL (``kb_admit``, used by
+:class:`server.auth.Gate`), so that every replica shares the buckets.
+:class:`TokenBucketLimiter` is the same arithmetic in one process: the
+reference the database function is tested against, and the in-process floor
+``bench.ratelimit`` measures the shared one's cost against.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 TIERS = (("minute", 60.0), ("hour", 3_600.0), ("day", 86_400.0))
 
@@ -25,10 +28,6 @@ class Decision:
     remaining: dict[str, int]
     reset_in_seconds: int
     """Seconds until the exhausted tiers have a token again (0 when allowed)."""
-
-
-class RateLimiter(Protocol):
-    def check(self, key: str) -> Decision: ...
 
 
 class TokenBucketLimiter:

@@ -22,7 +22,7 @@ from search.chunks import get_chunk
 from search.fusion import best_score
 from search.hybrid import SearchResult, ranked_hits, search_pool
 from search.settings import SearchSettings
-from server.auth import KeyStore
+from server.auth import Gate, KeyStore
 from server.builds import BuildWatcher
 from server.cache import TTLCache
 from server.cursor import CursorCodec, CursorError, digest
@@ -38,7 +38,6 @@ from server.envelope import (
 )
 from server.errors import ErrorCode, ToolFailure, failure_from
 from server.metrics import Metrics
-from server.ratelimit import TokenBucketLimiter
 from server.settings import ResponseMode, ServerSettings
 from server.shaping import (
     check_fields,
@@ -70,7 +69,6 @@ class Service:
         db: Database,
         *,
         embedder: Any,
-        keys: KeyStore,
         search_settings: SearchSettings | None = None,
         graph_settings: GraphSettings | None = None,
         pool_size: int = 4,
@@ -85,16 +83,19 @@ class Service:
         # each); a search reads the graph build it belongs to in its own snapshot
         self.search_pool = search_pool(db, self.search_settings, max_size=pool_size)
         self.kg = KnowledgeGraph(self.pool, graph_settings)
-        self.keys = keys
-        self.cursors = CursorCodec(keys.cursor_secret)
+        # keys, their revocation, the cursor secret and the rate-limit buckets are
+        # shared through the database with every other replica (server.auth)
+        self.keys = KeyStore(db)
+        self.cursors = CursorCodec(self.keys.cursor_secret())
         self.search_cache = TTLCache(settings.search_cache_ttl, settings.cache_max_entries)
         self.vendor_cache = TTLCache(settings.vendor_cache_ttl, settings.cache_max_entries)
-        self.limiter = TokenBucketLimiter(
+        self.gate = Gate(
+            db,
             {
                 "minute": settings.rate_limit_minute,
                 "hour": settings.rate_limit_hour,
                 "day": settings.rate_limit_day,
-            }
+            },
         )
         self.metrics = Metrics()
         # the cache key each cached tool's answer is kept under (see cached())
@@ -113,6 +114,7 @@ class Service:
         if self.builds is not None:
             self.builds.close()
         self.search_pool.close()
+        self.gate.close()
         self.pool.close()
 
     # -- the frame every tool runs in ------------------------------------------
@@ -133,17 +135,7 @@ class Service:
         cache_hit = False
         error: str | None = None
         try:
-            record = self.keys.identify(api_key)
-            decision = self.limiter.check(record.key_id)
-            if not decision.allowed:
-                raise ToolFailure(
-                    ErrorCode.RATE_LIMIT,
-                    "Rate limit exceeded",
-                    {
-                        "remaining": decision.remaining,
-                        "reset_in_seconds": decision.reset_in_seconds,
-                    },
-                )
+            self.gate.admit(api_key)
             if snapshot:
                 with self.kg.snapshot():
                     answer = handler(rid, start)

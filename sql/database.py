@@ -75,9 +75,12 @@ class Database:
         max_size: int = 4,
         autocommit: bool = False,
         session: Session = (),
+        check: bool = True,
     ) -> ConnectionPool:
         """A pool whose connections have the pgvector adapter and ``session``'s
-        settings (see :func:`session_settings`); waits until usable."""
+        settings (see :func:`session_settings`); waits until usable. ``check``
+        tests each connection with a round trip before handing it out; without
+        it, a caller must retry once on a connection that broke while idle."""
         pool = ConnectionPool(
             with_session(self.conninfo, session),
             min_size=min_size,
@@ -90,7 +93,7 @@ class Database:
             configure=lambda conn: _configure(conn, session),
             # a connection that broke while idle (server restarted) is replaced
             # before it is handed out, so callers recover by themselves
-            check=ConnectionPool.check_connection,
+            check=ConnectionPool.check_connection if check else None,
             # a caller waiting for a connection gives up like a direct connect does,
             # instead of the pool's default 30 s
             timeout=self.connect_timeout,

@@ -223,3 +223,49 @@ SELECT type, count(*) AS n FROM relationships GROUP BY type ORDER BY n DESC, typ
 -- last_builds --
 SELECT id, started_at, finished_at, status, corpus_root, counts, models, message
 FROM graph_builds ORDER BY id DESC LIMIT %(limit)s;
+
+-- admit --
+-- One call's authentication and rate limit (server.auth.Gate; migration 0009).
+SELECT key_id, key_name, allowed, remaining, wait_s FROM kb_admit(%(digest)s, %(limits)s);
+
+-- admit_at --
+-- As admit, at a given time of the database clock (tests).
+SELECT key_id, key_name, allowed, remaining, wait_s
+FROM kb_admit(%(digest)s, %(limits)s, %(now)s);
+
+-- create_api_key --
+INSERT INTO api_keys (key_id, name, digest) VALUES (%(key_id)s, %(name)s, %(digest)s);
+
+-- revoke_api_key --
+-- The active key of that name, else of that id.
+UPDATE api_keys SET revoked_at = now()
+WHERE key_id = (
+    SELECT key_id FROM api_keys
+    WHERE revoked_at IS NULL AND (name = %(who)s OR key_id = %(who)s)
+    ORDER BY name = %(who)s DESC LIMIT 1
+)
+RETURNING key_id, name, created_at, revoked_at;
+
+-- list_api_keys --
+SELECT key_id, name, created_at, revoked_at FROM api_keys ORDER BY created_at, name;
+
+-- count_active_api_keys --
+SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL;
+
+-- import_api_key --
+INSERT INTO api_keys (key_id, name, digest, created_at, revoked_at)
+VALUES (%(key_id)s, %(name)s, %(digest)s, %(created)s::timestamptz,
+        CASE WHEN %(revoked)s THEN now() END)
+ON CONFLICT DO NOTHING;
+
+-- server_secret --
+-- The named secret, made from the value given when there is none yet.
+WITH made AS (
+    INSERT INTO server_secrets (name, value) VALUES (%(name)s, %(value)s)
+    ON CONFLICT (name) DO NOTHING
+    RETURNING value
+)
+SELECT value FROM made
+UNION ALL
+SELECT value FROM server_secrets WHERE name = %(name)s;
+

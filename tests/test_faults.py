@@ -8,7 +8,6 @@ Figures go to the reliability report (``python -m bench.reliability``) through
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -18,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -36,9 +36,9 @@ from server.auth import KeyStore
 from sql.database import Database
 from tests.conftest import REPO
 from tests.reliability import fingerprint, record
+from tests.server_fixtures import free_port, start_http, stop
 from tests.test_atomic import change_corpus
 from tests.test_pipeline import snapshot, write_corpus
-from tests.test_server_transports import _free_port, _start_http, _stop
 
 pytestmark = pytest.mark.slow
 
@@ -112,11 +112,11 @@ def test_rebuild_while_clients_query_every_answer_is_from_one_build(
 ) -> None:
     corpus = write_corpus(tmp_path / "notes")
     Rebuilder(db, embedder=embedder, extractor=extractor).run(corpus)
-    keys = tmp_path / "keys.json"
-    key = KeyStore.load(keys).create("faults")
+    keys = tmp_path / "keys.json"  # none: the keys live in the database
+    key = KeyStore(db).create("faults")
     # every answer computed from the database: a cached one would prove nothing
     env = _server_env(db.conninfo, keys, SEARCH_CACHE_TTL="0", VENDOR_CACHE_TTL="0")
-    proc, url = _start_http(env)
+    proc, url = start_http(env)
     try:
         chunk_calls: list[tuple[str, dict[str, Any]]] = []
 
@@ -184,7 +184,7 @@ def test_rebuild_while_clients_query_every_answer_is_from_one_build(
 
         new = anyio.run(after)
     finally:
-        _stop(proc)
+        stop(proc)
     reference_errors = [e["error"] for _, _, e in old + new if e.get("error")]
     assert reference_errors == [], reference_errors[:3]
     errors = [e["error"] for _, e in seen if e.get("error")]
@@ -292,14 +292,14 @@ def test_database_stopped_under_load_fails_fast_and_service_returns_by_itself(
     db = open_database(DatabaseSettings(database_url=uri))
     Rebuilder(db, embedder=embedder, extractor=extractor).run(write_corpus(tmp_path / "notes"))
     keys = tmp_path / "keys.json"
-    key = KeyStore.load(keys).create("faults")
+    key = KeyStore(db).create("faults")
     # a password in the URL (the embedded server trusts local users, so any works):
     # it must reach neither the answers nor the log
     with_password = make_conninfo(uri, password=DB_PASSWORD)
     env = _server_env(
         with_password, keys, KB_DB_CONNECT_TIMEOUT=str(DB_TIMEOUT_S), LOG_LEVEL="DEBUG"
     )
-    proc, url = _start_http(env)
+    proc, url = start_http(env)
     records: list[dict[str, Any]] = []
     marks: dict[str, float] = {}
     try:
@@ -323,7 +323,7 @@ def test_database_stopped_under_load_fails_fast_and_service_returns_by_itself(
         anyio.run(scenario)
         alive = proc.poll() is None
     finally:
-        log = _stop(proc)
+        log = stop(proc)
     assert alive, "the server died with its database"
     assert "Traceback" not in log, log[-3000:]
     assert log, "the server logged nothing at DEBUG: the log check would prove nothing"
@@ -368,21 +368,18 @@ def test_database_stopped_under_load_fails_fast_and_service_returns_by_itself(
 # -- the server process killed and restarted --------------------------------------------
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def test_server_killed_and_restarted_clients_reconnect_nothing_corrupted(
     sample_kb: Database, tmp_path: Path
 ) -> None:
     keys = tmp_path / "keys.json"
-    key = KeyStore.load(keys).create("faults")
-    keys_before = _sha256(keys)
+    store = KeyStore(sample_kb)
+    key = store.create(f"faults-{uuid.uuid4().hex[:8]}")
+    store.cursor_secret()  # what the first server on a database makes, before the fingerprint
     data_before = fingerprint(sample_kb.conninfo)
-    port = _free_port()
+    port = free_port()
     env = _server_env(sample_kb.conninfo, keys)
     call = ("find_vendor_info", {"vendor_name": "Apple", "response_mode": "metadata"})
-    proc, url = _start_http(env, port)
+    proc, url = start_http(env, port)
     outcome: dict[str, Any] = {}
     try:
 
@@ -408,11 +405,11 @@ def test_server_killed_and_restarted_clients_reconnect_nothing_corrupted(
     finally:
         if proc.poll() is None:
             proc.kill()
-        _stop(proc)
+        stop(proc)
     assert "dead_server_answered" not in outcome, outcome
     assert 0 <= outcome["error_after_s"] < 30, outcome
     restarted = time.monotonic()
-    proc, url = _start_http(env, port)
+    proc, url = start_http(env, port)
     try:
 
         async def reconnect() -> Any:
@@ -422,10 +419,9 @@ def test_server_killed_and_restarted_clients_reconnect_nothing_corrupted(
         again = anyio.run(reconnect)
         back_s = time.monotonic() - restarted
     finally:
-        log = _stop(proc)
+        log = stop(proc)
     assert not again.is_error
     assert _comparable(again.structured_content) == outcome["answer"]
-    assert _sha256(keys) == keys_before, "the key file changed"
     assert fingerprint(sample_kb.conninfo) == data_before, "the knowledge base changed"
     assert "Traceback" not in log
     record(
@@ -433,7 +429,6 @@ def test_server_killed_and_restarted_clients_reconnect_nothing_corrupted(
         client_error_on_dead_server=outcome.get("error_on_dead_server"),
         client_error_after_s=round(outcome["error_after_s"], 3),
         restart_to_first_answer_s=round(back_s, 2),
-        keys_file_unchanged=True,
         database_unchanged=True,
     )
 

@@ -6,6 +6,7 @@ intended and the other keys stay unlimited."""
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 import anyio
@@ -78,10 +79,11 @@ def test_summary_counts_latency_errors_and_intended_rate_limits() -> None:
 @pytest.mark.slow
 def test_load_generator_against_a_real_server(tmp_path: Path, sample_kb: Database) -> None:
     limit = 500  # calls per key: more than a client makes in 3 s, what the exhausted key spent
-    keys_file = tmp_path / "keys.json"
-    store = KeyStore.load(keys_file)
-    probe, over = store.create("probe"), store.create("over-limit")
-    keys = [store.create(f"client-{i}") for i in range(3)]
+    keys_file = tmp_path / "keys.json"  # none: keys live in the database
+    store = KeyStore(sample_kb)
+    run = uuid.uuid4().hex[:8]
+    probe, over = store.create(f"probe-{run}"), store.create(f"over-limit-{run}")
+    keys = [store.create(f"client-{i}-{run}") for i in range(3)]
     env = {k: v for k, v in os.environ.items() if k != "BMCIS_API_KEY"} | {
         "DATABASE_URL": sample_kb.conninfo,
         "KB_API_KEYS_FILE": str(keys_file),

@@ -120,9 +120,7 @@ def test_without_a_watcher_every_call_asks_the_database(
     from server.service import Service
 
     harness = Harness(graph_db, embedder, tmp_path)
-    service = Service(
-        harness.settings, graph_db, embedder=embedder, keys=harness.keys, watch_builds=False
-    )
+    service = Service(harness.settings, graph_db, embedder=embedder, watch_builds=False)
     try:
         args = {"vendor_name": "Acme Corp"}
         assert service.cached("find_vendor_info", harness.key, args) is None
@@ -216,9 +214,7 @@ def test_a_search_belongs_to_the_build_it_read_even_when_the_watcher_lags(
 
     Rebuilder(db, embedder=embedder, extractor=extractor).run(write_notes(tmp_path / "notes"))
     harness = Harness(db, embedder, tmp_path / "server")
-    service = Service(
-        harness.settings, db, embedder=embedder, keys=harness.keys, watch_builds=False
-    )
+    service = Service(harness.settings, db, embedder=embedder, watch_builds=False)
     try:
         first, is_error = service.semantic_search(harness.key, query="rocket sled", page_size=2)
         assert not is_error

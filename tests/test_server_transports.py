@@ -5,24 +5,26 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import orjson
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from server.auth import KeyStore
+from server.auth import KeyStore, digest
 from sql.database import Database
 from tests.conftest import REPO
 from tests.reliability import record
+from tests.server_fixtures import start_http, stop
 
 pytestmark = pytest.mark.slow
 
@@ -32,8 +34,8 @@ INSPECTOR = REPO / ".ci" / "inspector" / "node_modules" / ".bin" / "mcp-inspecto
 @pytest.fixture()
 def keyed(tmp_path: Path, sample_kb: Database) -> tuple[dict[str, str], str]:
     """Environment of a server process on the sample knowledge base, and its key."""
-    keys = tmp_path / "keys.json"
-    key = KeyStore.load(keys).create("transport-tests")
+    keys = tmp_path / "keys.json"  # none: keys live in the database
+    key = KeyStore(sample_kb).create(f"transport-{uuid.uuid4().hex[:8]}")
     env = {
         **os.environ,
         "DATABASE_URL": sample_kb.conninfo,
@@ -65,62 +67,15 @@ def test_stdio_session_with_the_sdk_client(keyed: tuple[dict[str, str], str]) ->
     assert vendor.structured_content["results"]["vendor_name"] == "Apple"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start_http(
-    env: dict[str, str], port: int | None = None, *extra: str
-) -> tuple[subprocess.Popen[bytes], str]:
-    port = port or _free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "server",
-            "--transport",
-            "streamable-http",
-            "--port",
-            str(port),
-            *extra,
-        ],
-        env=env,
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(proc.stderr.read().decode() if proc.stderr else "exited")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.3)
-    return proc, f"http://127.0.0.1:{port}/mcp"
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> str:
-    proc.terminate()
-    proc.wait(timeout=30)
-    log = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.stderr:
-        proc.stderr.close()
-    return log
-
-
 @pytest.fixture()
 def http_server(keyed: tuple[dict[str, str], str]) -> Iterator[tuple[str, str]]:
     env, key = keyed
     env = {k: v for k, v in env.items() if k != "BMCIS_API_KEY"}  # HTTP clients send theirs
-    proc, url = _start_http(env)
+    proc, url = start_http(env)
     try:
         yield url, key
     finally:
-        _stop(proc)
+        stop(proc)
 
 
 def _http_call(url: str, headers: dict[str, str], tool: str, args: dict[str, Any]) -> Any:
@@ -204,12 +159,12 @@ def test_http_answers_calls_as_json_by_default_or_as_an_sse_stream(
     assert plain.headers["content-type"].startswith("application/json")
     assert len(plain.json()["result"]["structuredContent"]["results"]) == 2
     env = {k: v for k, v in keyed[0].items() if k != "BMCIS_API_KEY"}
-    proc, sse_url = _start_http(env, None, "--http-response", "sse")
+    proc, sse_url = start_http(env, None, "--http-response", "sse")
     try:
         streamed = _raw_call(sse_url, key, "list_vendors", {"page_size": 2})
         sdk = _http_call(sse_url, {"X-API-Key": key}, "list_vendors", {"page_size": 2})
     finally:
-        _stop(proc)
+        stop(proc)
     assert streamed.headers["content-type"].startswith("text/event-stream")
     data = [line[5:] for line in streamed.text.splitlines() if line.startswith("data:")]
     assert json.loads(data[-1])["result"]["structuredContent"]["pagination"]["returned_count"] == 2
@@ -239,14 +194,14 @@ def test_oversized_http_bodies_are_refused(http_server: tuple[str, str]) -> None
 def test_keys_never_reach_the_logs(keyed: tuple[dict[str, str], str]) -> None:
     env, key = keyed
     env = {k: v for k, v in env.items() if k != "BMCIS_API_KEY"} | {"LOG_LEVEL": "DEBUG"}
-    proc, url = _start_http(env)
+    proc, url = start_http(env)
     try:
         good = _http_call(
             url, {"Authorization": f"Bearer {key}"}, "semantic_search", {"query": "x" * 600}
         )  # an error path, logged at DEBUG
         bad = _http_call(url, {"X-API-Key": "kb_wrong_secret_value"}, "list_vendors", {})
     finally:
-        log = _stop(proc)
+        log = stop(proc)
     assert good.structured_content["error"]["code"] == "QUERY_TOO_LONG"
     assert bad.structured_content["error"]["code"] == "AUTH_INVALID"
     assert log, "the server logged nothing at DEBUG: the test would prove nothing"
@@ -308,7 +263,6 @@ def test_mcp_inspector_cli_lists_and_calls_tools(keyed: tuple[dict[str, str], st
     [
         ({"MAX_TOKENS_PER_RESPONSE": "lots"}, "MAX_TOKENS_PER_RESPONSE", 2),
         ({"DEFAULT_RESPONSE_MODE": "everything"}, "DEFAULT_RESPONSE_MODE", 2),
-        ({"KB_API_KEYS_FILE": "/nonexistent/keys.json"}, "no API keys configured", 2),
         (
             {"DATABASE_URL": "postgresql://x@127.0.0.1:1/none", "KB_DB_CONNECT_TIMEOUT": "1"},
             "cannot connect",
@@ -335,39 +289,72 @@ def test_start_up_failures_are_one_error_line(
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
-def test_keys_cli(tmp_path: Path) -> None:
-    env = {**os.environ, "KB_API_KEYS_FILE": str(tmp_path / "k.json")}
+def test_keys_cli_acts_on_the_database_and_imports_an_old_key_file(
+    db: Database, tmp_path: Path
+) -> None:
+    old = tmp_path / "k.json"
+    env = {**os.environ, "DATABASE_URL": db.conninfo, "KB_API_KEYS_FILE": str(old)}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "server", "keys", *args],
+            [sys.executable, "-m", "server", *args],
             env=env,
             cwd=REPO,
             capture_output=True,
             text=True,
             check=False,
             timeout=60,
+            stdin=subprocess.DEVNULL,
         )
 
-    created = run("create", "desk")
+    started = run()  # no key yet: the server says how to make one
+    assert started.returncode == 2 and started.stderr.startswith("error: no API keys in")
+    assert "keys create" in started.stderr and "Traceback" not in started.stderr
+    created = run("keys", "create", "desk")
     key = created.stdout.strip()
     assert created.returncode == 0 and key.startswith("kb_")
-    listed = run("list")
+    listed = run("keys", "list")
     assert "desk" in listed.stdout and key not in listed.stdout and "active" in listed.stdout
-    assert run("create", "desk").returncode == 1  # an active key of that name exists
-    assert run("revoke", "desk").returncode == 0
-    assert "revoked" in run("list").stdout
-    assert run("revoke", "nobody").stderr.startswith("error:")
+    assert run("keys", "create", "desk").returncode == 1  # an active key of that name exists
+    assert run("keys", "revoke", "desk").returncode == 0
+    assert "revoked" in run("keys", "list").stdout
+    assert run("keys", "revoke", "nobody").stderr.startswith("error:")
+    # a key file of an earlier version: imported once, with a message, then renamed
+    old.write_bytes(
+        orjson.dumps(
+            {
+                "keys": [
+                    {
+                        "name": "laptop",
+                        "key_id": digest("kb_old")[:8],
+                        "digest": digest("kb_old"),
+                        "created": "2026-01-02T03:04:05+00:00",
+                        "revoked": False,
+                    }
+                ],
+                "cursor_secret": "ab" * 32,
+            }
+        )
+    )
+    listed = run("keys", "list")
+    assert "imported 1 API key(s)" in listed.stderr and "laptop" in listed.stdout
+    assert not old.exists() and old.with_name("k.json.imported").exists()
+    assert "imported" not in run("keys", "list").stderr  # once
+    assert KeyStore(db).cursor_secret() == bytes.fromhex("ab" * 32)
+    old.write_text("not json")
+    broken = run("keys", "list")
+    assert broken.returncode == 1 and "is not a key file" in broken.stderr
+    assert old.read_text() == "not json"  # left as it was
 
 
 def test_rate_limits_are_exact_over_http_and_one_key_cannot_exhaust_another(
-    keyed: tuple[dict[str, str], str], tmp_path: Path
+    keyed: tuple[dict[str, str], str], sample_kb: Database
 ) -> None:
     env, busy = keyed
-    quiet = KeyStore.load(Path(env["KB_API_KEYS_FILE"])).create("quiet")
+    quiet = KeyStore(sample_kb).create(f"quiet-{uuid.uuid4().hex[:8]}")
     limit, parallel = 20, 60
     env = {k: v for k, v in env.items() if k != "BMCIS_API_KEY"}
-    proc, url = _start_http(env | {"BMCIS_RATE_LIMIT_MINUTE": str(limit)})
+    proc, url = start_http(env | {"BMCIS_RATE_LIMIT_MINUTE": str(limit)})
     codes: dict[str, list[str | None]] = {"busy": [], "quiet": []}
 
     async def calls(key: str, who: str, n: int) -> None:
@@ -394,7 +381,7 @@ def test_rate_limits_are_exact_over_http_and_one_key_cannot_exhaust_another(
     try:
         anyio.run(main)
     finally:
-        _stop(proc)
+        stop(proc)
     # the bucket refills continuously (a token every 60 / limit s): a slow run
     # may earn one or two more, never any other excess
     refilled = int((time.monotonic() - started) * limit / 60)
