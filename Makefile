@@ -39,9 +39,12 @@ lint: install
 test: lint $(INSPECTOR)
 	$(BIN)/python -m pytest
 
-## Extraction quality against KnowledgeNet and wikigold (../shared/data).
+## Extraction quality against KnowledgeNet and wikigold, and the vendor graphs against
+## the labelled vendor folders (builds ../shared/data/vendor_corpus into the
+## kb_eval_vendor_corpus database first; incremental after the first run).
 eval: install
 	$(BIN)/python -m extraction eval
+	$(BIN)/python -m extraction eval-graph
 
 ## Rebuild benchmark over ../shared/data/vendor_corpus; writes bench/results/.
 bench: install

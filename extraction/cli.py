@@ -159,6 +159,33 @@ def _parser() -> argparse.ArgumentParser:
         help="only the first N passages / documents (quick check)",
     )
     ev.add_argument("--json", action="store_true", help="print JSON")
+
+    eg = command(
+        "eval-graph",
+        "Score the vendor graphs against hand-labelled vendor folders.",
+        "Bring the evaluation knowledge base (database kb_eval_vendor_corpus on the "
+        "configured server) up to date with the vendor corpus, incrementally, then score "
+        "each labelled folder's graph: entity precision, recall and type accuracy, and "
+        "typed-relationship precision and recall, overall and per type. The labelled "
+        "format and how the folders were chosen: evals/vendor_graph/README.md.",
+    )
+    eg.add_argument(
+        "--gold",
+        type=Path,
+        default=None,
+        help="folder of labelled vendor folders (*.json; default: evals/vendor_graph/gold)",
+    )
+    eg.add_argument(
+        "--corpus",
+        type=Path,
+        default=None,
+        help="vendor corpus the labels are on (default: $KB_EVAL_DATA/vendor_corpus, else "
+        "shared/data/vendor_corpus beside this repository)",
+    )
+    eg.add_argument(
+        "--details", action="store_true", help="also list each folder's errors and misses"
+    )
+    eg.add_argument("--json", action="store_true", help="print JSON (every folder's errors too)")
     return parser
 
 
@@ -177,6 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_extract(args)
         if args.command == "eval":
             return _cmd_eval(args)
+        if args.command == "eval-graph":
+            return _cmd_eval_graph(args)
     except CliError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return exc.code
@@ -362,4 +391,38 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             evaluate.render_ner_eval(ner, console)
     if args.json:
         sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
+    return EXIT_OK
+
+
+def _cmd_eval_graph(args: argparse.Namespace) -> int:
+    from extraction import graph_eval
+    from extraction.corpus import CorpusError
+    from extraction.pipeline import RebuildError
+    from extraction.progress import RichProgress
+    from extraction.report import render_graph_eval
+    from search.embedder import EmbeddingConfigError
+    from sql import DatabaseError
+
+    gold: Path = args.gold or graph_eval.GOLD_DIR
+    corpus: Path = args.corpus or graph_eval.default_corpus()
+    if not gold.is_dir():
+        raise CliError(f"{gold}: no such folder of labelled vendor folders", EXIT_USAGE)
+    if not (corpus / "vendors").is_dir():
+        raise CliError(
+            f"{corpus}: not a vendor corpus (no vendors/ folder; set --corpus or KB_EVAL_DATA)",
+            EXIT_USAGE,
+        )
+    try:
+        with RichProgress(Console(stderr=True), enabled=not args.json) as progress:
+            report = graph_eval.run_graph_eval(corpus, gold, progress=progress)
+    except graph_eval.GoldError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    except ValidationError as exc:
+        _settings_error(exc)
+    except (CorpusError, RebuildError, DatabaseError, EmbeddingConfigError) as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        render_graph_eval(Console(), report, details=args.details)
     return EXIT_OK

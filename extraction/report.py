@@ -228,3 +228,85 @@ def render_extraction(console: Console, data: dict[str, Any]) -> None:
             escape(r["evidence"]),
         )
     console.print(rels)
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def render_graph_eval(console: Console, report: Any, *, details: bool = False) -> None:
+    """The vendor-graph harness's tables (:class:`extraction.graph_eval.GraphEvalReport`)."""
+    meta = report.meta
+    console.print(
+        f"[bold]Vendor graphs against {meta['folders']} labelled folders "
+        f"({meta['notes']} notes)[/] in {escape(meta['database'])}; rebuild brought "
+        f"{meta['documents_rebuilt']} note(s) up to date in {meta['rebuild_seconds']} s."
+    )
+    head = Table(title="Overall", title_justify="left")
+    for col in ("", "precision", "recall", "type accuracy", "TP", "FP", "neutral", "required"):
+        head.add_column(col, justify="left" if not col else "right")
+    e, r = report.entities, report.relations
+    head.add_row(
+        "entities",
+        _share(e.precision),
+        _share(e.recall),
+        _share(report.type_accuracy),
+        str(e.tp),
+        str(e.fp),
+        str(e.neutral),
+        str(e.required),
+    )
+    head.add_row(
+        "typed relationships",
+        _share(r.precision),
+        _share(r.recall),
+        "",
+        str(r.tp),
+        str(r.fp),
+        str(r.neutral),
+        str(r.required),
+    )
+    console.print(head)
+    for title, per_type in (
+        ("Entities by type", report.entity_types),
+        ("Typed relationships by type", report.relation_types),
+    ):
+        table = Table(title=title, title_justify="left")
+        for col in ("type", "precision", "recall", "TP", "FP", "neutral", "required"):
+            table.add_column(col, justify="left" if col == "type" else "right")
+        for name, t in sorted(per_type.items()):
+            table.add_row(
+                name,
+                _share(t.precision),
+                _share(t.recall),
+                str(t.tp),
+                str(t.fp),
+                str(t.neutral),
+                str(t.required),
+            )
+        console.print(table)
+    folders = Table(title="By folder", title_justify="left")
+    for col in ("folder", "ent. P", "ent. R", "types", "rel. P", "rel. R"):
+        folders.add_column(col, justify="left" if col == "folder" else "right")
+    for f in report.folders:
+        folders.add_row(
+            escape(f.folder),
+            _share(f.entities.precision),
+            _share(f.entities.recall),
+            _share(f.type_accuracy),
+            _share(f.relations.precision),
+            _share(f.relations.recall),
+        )
+    console.print(folders)
+    if details:
+        for f in report.folders:
+            console.print(f"[bold]{escape(f.folder)}[/]")
+            for label, items in (
+                ("false entities", f.false_entities),
+                ("missed entities", f.missed_entities),
+                ("wrong types", f.wrong_types),
+                ("false relationships", f.false_relations),
+                ("missed relationships", f.missed_relations),
+            ):
+                if items:
+                    console.print(f"  {label}: " + escape("; ".join(items)), soft_wrap=True)

@@ -1,0 +1,453 @@
+"""How right the vendor graphs are, against hand-labelled vendor folders.
+
+``python -m extraction eval-graph`` brings the evaluation knowledge base
+(``kb_eval_vendor_corpus``, shared with the search and disambiguation
+harnesses) up to date with the vendor corpus (incrementally), then scores
+each labelled folder (``evals/vendor_graph/gold/*.json``, format and rule in
+``evals/vendor_graph/README.md``):
+
+* an extracted entity counts when it has a mention in a chunk of the folder's
+  notes; it is a true positive if its name or an alias matches a required gold
+  entity (name or alias; case, punctuation and legal suffixes ignored), neutral if
+  it matches an optional one, a false positive otherwise. A second entity matching
+  a gold entity already matched is a duplicate: a false positive, because the graph
+  should hold one entity per real thing. Recall is over required gold entities;
+  type accuracy is over the extracted entities that matched a gold one. Per type,
+  an entity counts for the type it was given, and a name found with another type
+  than its label is an error of that type and a miss of the labelled one.
+* a typed relationship (every type but the weak MENTIONED_WITH) counts when its
+  evidence lies in the folder's notes; it matches a gold relation of its type whose
+  ends match its ends (either order for symmetric types), with the same three
+  outcomes. Recall is over required gold relations.
+
+The scoring is pure (:func:`score_folder`); :func:`read_folder` reads what the
+knowledge base holds for a folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from extraction.names import normalize_name
+
+REPO = Path(__file__).resolve().parent.parent
+GOLD_DIR = REPO / "evals" / "vendor_graph" / "gold"
+SYMMETRIC = frozenset({"PARTNERS_WITH", "COMPETES_WITH", "RELATED_TO"})
+ENTITY_TYPES = ("ORG", "PERSON", "PRODUCT", "LOCATION", "EVENT")
+
+
+class GoldError(ValueError):
+    """A labelled file that cannot be used (the message names the file and the problem)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GoldEntity:
+    name: str
+    type: str
+    aliases: tuple[str, ...]
+    required: bool
+
+    def keys(self) -> set[str]:
+        return {k for k in (_key(n) for n in (self.name, *self.aliases)) if k}
+
+
+@dataclass(frozen=True, slots=True)
+class GoldRelation:
+    source: str
+    type: str
+    target: str
+    required: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GoldFolder:
+    folder: str
+    vendor: str
+    notes: tuple[str, ...]
+    entities: tuple[GoldEntity, ...]
+    relations: tuple[GoldRelation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FoundEntity:
+    name: str
+    type: str
+    aliases: tuple[str, ...] = ()
+
+    def keys(self) -> set[str]:
+        return {k for k in (_key(n) for n in (self.name, *self.aliases)) if k}
+
+
+@dataclass(frozen=True, slots=True)
+class FoundRelation:
+    source: FoundEntity
+    type: str
+    target: FoundEntity
+    confidence: float = 1.0
+
+
+@dataclass(slots=True)
+class Tally:
+    tp: int = 0
+    fp: int = 0
+    neutral: int = 0
+    required: int = 0
+    found_required: int = 0
+
+    def add(self, other: Tally) -> None:
+        self.tp += other.tp
+        self.fp += other.fp
+        self.neutral += other.neutral
+        self.required += other.required
+        self.found_required += other.found_required
+
+    @property
+    def precision(self) -> float | None:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+
+    @property
+    def recall(self) -> float | None:
+        return self.found_required / self.required if self.required else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tp": self.tp,
+            "fp": self.fp,
+            "neutral": self.neutral,
+            "required": self.required,
+            "found_required": self.found_required,
+            "precision": _round(self.precision),
+            "recall": _round(self.recall),
+        }
+
+
+@dataclass(slots=True)
+class FolderScore:
+    folder: str
+    entities: Tally = field(default_factory=Tally)
+    entity_types: dict[str, Tally] = field(default_factory=dict)
+    typed_right: int = 0
+    typed_matched: int = 0
+    relations: Tally = field(default_factory=Tally)
+    relation_types: dict[str, Tally] = field(default_factory=dict)
+    false_entities: list[str] = field(default_factory=list)
+    missed_entities: list[str] = field(default_factory=list)
+    wrong_types: list[str] = field(default_factory=list)
+    false_relations: list[str] = field(default_factory=list)
+    missed_relations: list[str] = field(default_factory=list)
+
+    @property
+    def type_accuracy(self) -> float | None:
+        return self.typed_right / self.typed_matched if self.typed_matched else None
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _key(name: str) -> str:
+    return normalize_name(name) or name.strip().casefold()
+
+
+def load_gold(path: Path) -> GoldFolder:
+    """One labelled folder; a file that breaks the format is refused, naming why."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise GoldError(f"{path}: cannot read ({exc.strerror})") from None
+    except orjson.JSONDecodeError as exc:
+        raise GoldError(f"{path}: not JSON ({exc})") from None
+    try:
+        entities = tuple(
+            GoldEntity(
+                str(e["name"]),
+                str(e["type"]),
+                tuple(str(a) for a in e.get("aliases", [])),
+                bool(e.get("required", True)),
+            )
+            for e in data["entities"]
+        )
+        relations = tuple(
+            GoldRelation(str(r["source"]), str(r["type"]), str(r["target"]), bool(r["required"]))
+            for r in data["relations"]
+        )
+        gold = GoldFolder(
+            str(data["folder"]),
+            str(data.get("vendor", data["folder"])),
+            tuple(str(n) for n in data["notes"]),
+            entities,
+            relations,
+        )
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise GoldError(
+            f"{path}: not in the labelled format ({type(exc).__name__}: {exc})"
+        ) from None
+    names = {e.name for e in gold.entities}
+    for e in gold.entities:
+        if e.type not in ENTITY_TYPES:
+            raise GoldError(f"{path}: entity {e.name!r} has the unknown type {e.type!r}")
+    for r in gold.relations:
+        for end in (r.source, r.target):
+            if end not in names:
+                raise GoldError(f"{path}: relation end {end!r} is not a labelled entity")
+    if not gold.notes:
+        raise GoldError(f"{path}: lists no notes")
+    return gold
+
+
+def load_gold_dir(folder: Path) -> list[GoldFolder]:
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise GoldError(f"{folder}: no labelled folders (*.json)")
+    return [load_gold(p) for p in files]
+
+
+def score_folder(
+    gold: GoldFolder, entities: Sequence[FoundEntity], relations: Sequence[FoundRelation]
+) -> FolderScore:
+    """Score what the graph holds for one folder (see the module docstring)."""
+    score = FolderScore(gold.folder)
+    gold_keys = [g.keys() for g in gold.entities]
+
+    def match(found: FoundEntity) -> int | None:
+        keys = found.keys()
+        hits = [i for i, k in enumerate(gold_keys) if k & keys]
+        if not hits:
+            return None
+        # the gold entity whose own name matches, else the first listed
+        own = [i for i in hits if _key(gold.entities[i].name) in keys]
+        same_type = [i for i in (own or hits) if gold.entities[i].type == found.type]
+        return (same_type or own or hits)[0]
+
+    matched: dict[int, int] = {}
+    entity_match: dict[FoundEntity, int | None] = {}
+    for found in sorted(set(entities), key=lambda e: (e.name, e.type)):
+        i = match(found)
+        entity_match[found] = i
+        tally = score.entity_types.setdefault(found.type, Tally())
+        if i is None:
+            score.entities.fp += 1
+            tally.fp += 1
+            score.false_entities.append(f"{found.name} ({found.type})")
+            continue
+        g = gold.entities[i]
+        score.typed_matched += 1
+        if g.type == found.type:
+            score.typed_right += 1
+        else:
+            score.wrong_types.append(f"{found.name}: {found.type}, labelled {g.type}")
+        if i in matched:
+            score.entities.fp += 1
+            tally.fp += 1
+            score.false_entities.append(f"{found.name} ({found.type}; duplicate of {g.name})")
+            continue
+        matched[i] = int(g.type == found.type)
+        # per type, a name found with another type is an error of that type
+        if g.required:
+            score.entities.tp += 1
+        else:
+            score.entities.neutral += 1
+        if g.type != found.type:
+            tally.fp += 1
+        elif g.required:
+            tally.tp += 1
+        else:
+            tally.neutral += 1
+    for i, g in enumerate(gold.entities):
+        tally = score.entity_types.setdefault(g.type, Tally())
+        if g.required:
+            score.entities.required += 1
+            tally.required += 1
+            if i in matched:
+                score.entities.found_required += 1
+                tally.found_required += matched[i]
+            else:
+                score.missed_entities.append(f"{g.name} ({g.type})")
+
+    by_name = {g.name: i for i, g in enumerate(gold.entities)}
+    found_gold: set[int] = set()
+    for rel in sorted(set(relations), key=lambda r: (r.type, r.source.name, r.target.name)):
+        tally = score.relation_types.setdefault(rel.type, Tally())
+        s, t = entity_match.get(rel.source), entity_match.get(rel.target)
+        if s is None:
+            s = match(rel.source)
+        if t is None:
+            t = match(rel.target)
+        hit: int | None = None
+        for j, gr in enumerate(gold.relations):
+            if gr.type != rel.type or s is None or t is None:
+                continue
+            ends = (by_name[gr.source], by_name[gr.target])
+            if ends == (s, t) or (gr.type in SYMMETRIC and ends == (t, s)):
+                better = hit is None or (gr.required and not gold.relations[hit].required)
+                hit = j if better else hit
+        shown = f"{rel.source.name} {rel.type} {rel.target.name}"
+        if hit is None:
+            score.relations.fp += 1
+            tally.fp += 1
+            score.false_relations.append(shown)
+        elif gold.relations[hit].required:
+            if hit in found_gold:
+                continue  # the same fact twice (symmetric, both orders): counted once
+            found_gold.add(hit)
+            score.relations.tp += 1
+            tally.tp += 1
+        else:
+            score.relations.neutral += 1
+            tally.neutral += 1
+    for j, gr in enumerate(gold.relations):
+        if not gr.required:
+            continue
+        tally = score.relation_types.setdefault(gr.type, Tally())
+        score.relations.required += 1
+        tally.required += 1
+        if j in found_gold:
+            score.relations.found_required += 1
+            tally.found_required += 1
+        else:
+            score.missed_relations.append(f"{gr.source} {gr.type} {gr.target}")
+    return score
+
+
+@dataclass(slots=True)
+class GraphEvalReport:
+    folders: list[FolderScore]
+    entities: Tally = field(default_factory=Tally)
+    entity_types: dict[str, Tally] = field(default_factory=dict)
+    relations: Tally = field(default_factory=Tally)
+    relation_types: dict[str, Tally] = field(default_factory=dict)
+    typed_right: int = 0
+    typed_matched: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def type_accuracy(self) -> float | None:
+        return self.typed_right / self.typed_matched if self.typed_matched else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "meta": self.meta,
+            "entities": self.entities.to_dict() | {"type_accuracy": _round(self.type_accuracy)},
+            "entity_types": {t: v.to_dict() for t, v in sorted(self.entity_types.items())},
+            "relations": self.relations.to_dict(),
+            "relation_types": {t: v.to_dict() for t, v in sorted(self.relation_types.items())},
+            "folders": [
+                {
+                    "folder": f.folder,
+                    "entities": f.entities.to_dict() | {"type_accuracy": _round(f.type_accuracy)},
+                    "relations": f.relations.to_dict(),
+                    "false_entities": f.false_entities,
+                    "missed_entities": f.missed_entities,
+                    "wrong_types": f.wrong_types,
+                    "false_relations": f.false_relations,
+                    "missed_relations": f.missed_relations,
+                }
+                for f in self.folders
+            ],
+        }
+
+
+def combine(folders: Iterable[FolderScore]) -> GraphEvalReport:
+    report = GraphEvalReport(list(folders))
+    for f in report.folders:
+        report.entities.add(f.entities)
+        report.relations.add(f.relations)
+        report.typed_right += f.typed_right
+        report.typed_matched += f.typed_matched
+        for t, tally in f.entity_types.items():
+            report.entity_types.setdefault(t, Tally()).add(tally)
+        for t, tally in f.relation_types.items():
+            report.relation_types.setdefault(t, Tally()).add(tally)
+    return report
+
+
+def read_folder(conn: Any, gold: GoldFolder) -> tuple[list[FoundEntity], list[FoundRelation]]:
+    """What the knowledge base holds with a mention (entities) or evidence
+    (relationships) in the labelled folder's notes."""
+    from sql.queries import queries
+
+    q = queries()
+    chunk_ids = [
+        int(r["id"]) for r in conn.execute(q["graph_eval_chunks"], {"paths": list(gold.notes)})
+    ]
+    entities = [
+        FoundEntity(r["name"], r["type"], tuple(r["aliases"]))
+        for r in conn.execute(q["graph_eval_entities"], {"chunk_ids": chunk_ids})
+    ]
+    relations = [
+        FoundRelation(
+            FoundEntity(r["source"], r["source_type"], tuple(r["source_aliases"])),
+            r["type"],
+            FoundEntity(r["target"], r["target_type"], tuple(r["target_aliases"])),
+            float(r["confidence"]),
+        )
+        for r in conn.execute(q["graph_eval_relationships"], {"chunk_ids": chunk_ids})
+    ]
+    return entities, relations
+
+
+def missing_notes(conn: Any, gold: GoldFolder) -> list[str]:
+    """Labelled notes the knowledge base does not hold (a wrong corpus, or a typo)."""
+    from sql.queries import queries
+
+    held = {
+        r["source_path"]
+        for r in conn.execute(queries()["graph_eval_documents"], {"paths": list(gold.notes)})
+    }
+    return [n for n in gold.notes if n not in held]
+
+
+EVAL_DATABASE = "kb_eval_vendor_corpus"
+
+
+def default_corpus() -> Path:
+    """``$KB_EVAL_DATA/vendor_corpus``, else ``shared/data/vendor_corpus`` beside the repository."""
+    import os
+
+    base = Path(os.environ.get("KB_EVAL_DATA") or REPO.parent / "shared" / "data")
+    return base / "vendor_corpus"
+
+
+def run_graph_eval(
+    corpus: Path, gold_dir: Path, *, progress: Any = None, database: str = EVAL_DATABASE
+) -> GraphEvalReport:
+    """Bring ``database`` up to date with ``corpus`` (incrementally), then score
+    every labelled folder of ``gold_dir``."""
+    import time
+
+    from extraction.pipeline import Rebuilder
+    from sql.database import named_database, server_conninfo
+    from sql.settings import DatabaseSettings
+
+    golds = load_gold_dir(gold_dir)
+    db = named_database(server_conninfo(DatabaseSettings()), database)
+    started = time.perf_counter()
+    build = Rebuilder(db, progress=progress).run(corpus)
+    rebuild_s = time.perf_counter() - started
+    scores = []
+    with db.connect() as conn:
+        for gold in golds:
+            absent = missing_notes(conn, gold)
+            if absent:
+                raise GoldError(
+                    f"{gold.folder}: {len(absent)} labelled note(s) are not in the knowledge "
+                    f"base built from {corpus} (first: {absent[0]})"
+                )
+            scores.append(score_folder(gold, *read_folder(conn, gold)))
+    report = combine(scores)
+    report.meta = {
+        "corpus": str(corpus),
+        "gold": str(gold_dir),
+        "folders": len(golds),
+        "notes": sum(len(g.notes) for g in golds),
+        "database": db.description,
+        "rebuild_seconds": round(rebuild_s, 1),
+        "documents_rebuilt": build.documents_new + build.documents_changed,
+        "build_id": build.build_id,
+    }
+    return report
