@@ -447,7 +447,10 @@ def run_graph_eval(
         "notes": sum(len(g.notes) for g in golds),
         "database": db.description,
         "rebuild_seconds": round(rebuild_s, 1),
-        "documents_rebuilt": build.documents_new + build.documents_changed,
+        "documents_rebuilt": build.documents_new
+        + build.documents_changed
+        + build.documents_reextracted,
+        "vendor_graphs_rebuilt": build.vendors_rebuilt,
         "build_id": build.build_id,
     }
     return report

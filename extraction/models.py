@@ -25,6 +25,8 @@ RELATION_TYPES: tuple[str, ...] = (
     "PARTNERS_WITH",
     "COMPETES_WITH",
     "ACQUIRED",
+    "BASED_ON",
+    "RELATED_TO",
     "MENTIONED_WITH",
 )
 

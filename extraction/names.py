@@ -17,6 +17,7 @@ __all__ = [
     "display_form",
     "fold",
     "guess_vendor_type",
+    "has_org_word",
     "normalize_name",
     "vendor_display_name",
 ]
@@ -87,6 +88,7 @@ _ORG_WORDS: frozenset[str] = frozenset(
     innovations developments library service laboratory laboratories national graphics smart
     dev wave hat the financial insurance investments investment airlines airways pictures brands
     retail stores hotels resorts logistics pharma chemicals steel oil gas power motors railways
+    panel organization organisation federation union forum nations authority administration
     """.split()  # noqa: SIM905
 )
 _NAME_PARTICLES: frozenset[str] = frozenset(
@@ -113,9 +115,18 @@ _NAME_PARTICLES: frozenset[str] = frozenset(
 )
 
 
+def has_org_word(text: str) -> bool:
+    """Whether a name holds a word organisations are named with ("Foundation", "Labs").
+
+    >>> has_org_word("Google Research"), has_org_word("Microsoft Teams")
+    (True, False)
+    """
+    return any(w.casefold().strip(".,") in _ORG_WORDS for w in text.split())
+
+
 def _is_name_word(word: str) -> bool:
-    """``Torvalds``, ``McKinney``, ``Pérez``, ``Berners-Lee``, ``R.``; not ``IBM`` or ``2``."""
-    if len(word) == 2 and word[0].isupper() and word[1] == ".":
+    """``Torvalds``, ``McKinney``, ``Pérez``, ``Berners-Lee``, ``R.``, ``D.D.``; not ``IBM``."""
+    if re.fullmatch(r"(?:[A-Z]\.){1,3}", word):  # "R.", "D.D."
         return True
     letters = word.replace("-", "").replace("'", "").replace("’", "")
     return len(letters) >= 2 and letters.isalpha() and word[0].isupper() and not letters.isupper()

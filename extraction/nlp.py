@@ -29,8 +29,9 @@ from spacy.language import Language
 from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc, Span
 
+from extraction.lexicon import is_version_like, is_vocabulary
 from extraction.models import EntityMention, ExtractionContext, ExtractionResult
-from extraction.names import display_form, guess_vendor_type
+from extraction.names import display_form, guess_vendor_type, normalize_name
 from extraction.relations import Mention, extract_relations, pronoun_mentions
 from extraction.relclf import RelationClassifier, load_default
 from extraction.spans import name_chars, proper_noun_runs, repair_spans
@@ -111,6 +112,38 @@ def _ruler_patterns() -> list[dict[str, Any]]:
     ]
 
 
+_ENTITY = re.compile(r"&(?:[A-Za-z]{2,8}|#\d{2,6}|#x[0-9A-Fa-f]{2,5});")
+# what is left of a markdown link the cleaning could not read (one broken over lines)
+_LINK_TAIL = re.compile(r"\]\((?:[^()\s]|\([^()\s]*\))*\)")
+_LINK_OPEN = re.compile(r"\[(?=[^\[\]]*\]\()")
+
+
+def mask_markup(text: str) -> str:
+    """``text`` as the model should read it, every offset kept: HTML character
+    references ("&bull;") become the character they stand for, padded with
+    spaces, and the remains of a markdown link (``[``, ``](url)``) become spaces.
+
+    >>> mask_markup("v5 &bull; v6 &mdash;it")
+    'v5 •      v6 —      it'
+    >>> mask_markup("the [Eclipse AQAvit project](https://x.org/a) tests")
+    'the  Eclipse AQAvit project                   tests'
+    """
+    import html
+
+    def one(m: re.Match[str]) -> str:
+        char = html.unescape(m.group())
+        if len(char) != 1 or char == m.group():
+            return m.group()
+        return char + " " * (len(m.group()) - 1)
+
+    if "&" in text:
+        text = _ENTITY.sub(one, text)
+    if "](" in text:
+        text = _LINK_OPEN.sub(" ", text)
+        text = _LINK_TAIL.sub(lambda m: " " * len(m.group()), text)
+    return text
+
+
 #: Characters a suffix is looked for in (spaCy's are a few characters long).
 _SUFFIX_WINDOW = 100
 
@@ -184,7 +217,8 @@ class _Candidate:
 def _seed_variants(text: str) -> set[str]:
     """Spellings of a seed that are worth matching case-sensitively."""
     variants = {text.strip(), display_form(text)}
-    return {v for v in variants if len(v) >= 2}
+    # one letter only as a capital ("C", "R": languages the corpus declares)
+    return {v for v in variants if len(v) >= 2 or v.isupper()}
 
 
 class Extractor:
@@ -254,7 +288,7 @@ class Extractor:
             Overrides the extractor's batch size.
         """
         docs = self.nlp.pipe(
-            items,
+            ((mask_markup(text), context) for text, context in items),
             as_tuples=True,
             batch_size=batch_size or self.batch_size,
             n_process=self.n_process,
@@ -265,11 +299,10 @@ class Extractor:
     # -- internals ---------------------------------------------------------
 
     def _build_matcher(self, context: ExtractionContext) -> PhraseMatcher | None:
-        seeds: list[tuple[str, str]] = []
-        if context.vendor:
+        seeds: list[tuple[str, str]] = list(context.known_entities)
+        if context.vendor and all(text != context.vendor for text, _ in seeds):
             # Vendors are companies and people alike ("Linus Torvalds").
             seeds.append((context.vendor, guess_vendor_type(context.vendor)))
-        seeds.extend(context.known_entities)
         if not seeds:
             return None
         matcher = PhraseMatcher(self.nlp.vocab, attr="ORTH")
@@ -320,11 +353,15 @@ class Extractor:
         """Non-overlapping spans: longest first; on equal length the higher priority.
 
         A seed therefore replaces a model entity it covers or equals (the seed
-        says what the vendor is), a longer model entity keeps its span, and
-        shape fallbacks only fill gaps the model left.
+        says what the vendor is), a longer model entity keeps its span unless it
+        only adds lower-case words to a seed ("C library", "Lua scripts": the seed
+        wins), and shape fallbacks only fill gaps the model left.
         """
         taken = bytearray(len(doc))
         kept: list[Span] = []
+        seeds = [c for c in found if c.priority == 2]
+        if seeds:
+            found = [c for c in found if c.priority != 1 or not _extends_seed(doc, c, seeds)]
         ranked = sorted(
             found, key=lambda c: (c.priority > 0, c.end - c.start, c.priority), reverse=True
         )
@@ -342,7 +379,7 @@ class Extractor:
         if not found:
             return []
         spans = repair_spans(doc, self._merge(doc, found))
-        return [Mention(span, span.label_, _canonical(span)) for span in spans]
+        return [Mention(span, span.label_, _canonical(span)) for span in spans if _is_name(span)]
 
     def _relation_mentions(self, doc: Doc, named: list[Mention]) -> list[Mention]:
         """What relation extraction sees: named, guessed and pronoun mentions.
@@ -386,6 +423,32 @@ class Extractor:
             classifier=self.classifier,
         )
         return ExtractionResult(entities=tuple(entities), relations=tuple(relations))
+
+
+def _extends_seed(doc: Doc, cand: _Candidate, seeds: list[_Candidate]) -> bool:
+    """A model span made of a seed and lower-case words only."""
+    for seed in seeds:
+        if (
+            cand.start <= seed.start
+            and seed.end <= cand.end
+            and (seed.start, seed.end)
+            != (
+                cand.start,
+                cand.end,
+            )
+        ):
+            rest = [*doc[cand.start : seed.start], *doc[seed.end : cand.end]]
+            if all(t.is_lower or t.is_punct or t.is_space for t in rest):
+                return True
+    return False
+
+
+def _is_name(span: Span) -> bool:
+    """Not support-phase or generic vocabulary ("LTS", "API"), not a bare version
+    ("3.9.12"), and not a name the normalisation leaves empty."""
+    start, end = name_chars(span)
+    text = span.text[: end - start]
+    return bool(normalize_name(text)) and not is_vocabulary(text) and not is_version_like(text)
 
 
 def _canonical(span: Span) -> str:

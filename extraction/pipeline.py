@@ -32,10 +32,18 @@ from psycopg.types.json import Jsonb
 from extraction.chunking import TokenCounter, chunk_document
 from extraction.codec import result_from_json, result_to_json
 from extraction.corpus import FileStat, Problem, corpus_scope, iter_documents, list_files
-from extraction.graph import VendorChunkExtraction, build_vendor_graph
+from extraction.gazetteer import Gazetteer
+from extraction.graph import (
+    GRAPH_VERSION,
+    GraphProblem,
+    VendorChunkExtraction,
+    VendorNote,
+    build_vendor_graph,
+)
 from extraction.models import Chunk, ExtractionContext, SourceDocument
-from extraction.names import normalize_name
+from extraction.names import guess_vendor_type, normalize_name
 from extraction.settings import ExtractionSettings
+from extraction.structure import NoteFacts, note_facts
 from search.embedder import Embedder, EmbeddingSettings, model_info
 from sql import queries
 from sql.database import Database, bind_embedding_model
@@ -51,9 +59,17 @@ if TYPE_CHECKING:
 #: Bump when extraction output changes for the same input: cached results of an
 #: older extractor are then recomputed, and the next rebuild extracts every note
 #: made with another version again (``documents.extractor_version``).
-EXTRACTOR_VERSION = "4"
+EXTRACTOR_VERSION = "10"
 
 _REBUILD_LOCK = 7_344_202
+#: kb_meta key of the gazetteer's names as the last published build knew them.
+GAZETTEER_META = "gazetteer"
+#: kb_meta key of the graph builder version (extraction.graph.GRAPH_VERSION) the
+#: published graphs were built with.
+GRAPH_META = "graph_version"
+#: More changed names than this and every stored note is extracted again: one
+#: text search per name would cost more than re-reading the notes.
+MAX_CHANGED_NAMES = 300
 
 
 class RebuildError(Exception):
@@ -109,6 +125,9 @@ class BuildReport:
     documents_changed: int = 0
     documents_unchanged: int = 0
     documents_deleted: int = 0
+    documents_reextracted: int = 0
+    """Unchanged notes extracted again: made by another extractor version, or a
+    name their text holds changed in the gazetteer."""
     chunks_written: int = 0
     chunks_embedded: int = 0
     chunks_extracted: int = 0
@@ -135,6 +154,7 @@ class BuildReport:
                 "changed": self.documents_changed,
                 "unchanged": self.documents_unchanged,
                 "deleted": self.documents_deleted,
+                "reextracted": self.documents_reextracted,
             },
             "chunks_written": self.chunks_written,
             "chunks_embedded": self.chunks_embedded,
@@ -152,13 +172,19 @@ class BuildReport:
         }
 
 
+Seed = tuple[str, str]
+"""(surface text, entity type) the entity ruler is seeded with."""
+
+
 @dataclass(frozen=True, slots=True)
 class PreparedDocument:
     document: SourceDocument
     chunks: tuple[Chunk, ...]
-    context: ExtractionContext
+    contexts: tuple[ExtractionContext, ...]
+    """Per chunk: the seeds its extraction ran with (part of its extraction key)."""
     chunk_hashes: tuple[str, ...]
     extraction_keys: tuple[str, ...]
+    facts: NoteFacts
 
 
 class _Timer:
@@ -189,17 +215,34 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def extraction_context(doc: SourceDocument) -> ExtractionContext:
-    """Seeds for the entity ruler: what the note's own metadata already says."""
-    known: list[tuple[str, str]] = []
-    meta = doc.metadata
-    if doc.category == "end-of-life" and doc.title:
-        known.append((doc.title, "PRODUCT"))
-    display = meta.get("display_name")
-    if isinstance(display, str) and display.strip() and meta.get("created_by"):
-        known.append((display.strip(), "PRODUCT"))
+def note_seeds(doc: SourceDocument, facts: NoteFacts, gazetteer: Gazetteer) -> list[Seed]:
+    """Seeds every chunk of a note gets: its vendor, subject, makers and link texts."""
+    seeds: list[Seed] = []
+    if not doc.vendor.startswith("_"):
+        entry = gazetteer.lookup(doc.vendor)
+        seeds.append((doc.vendor, entry.type if entry else guess_vendor_type(doc.vendor)))
+    if facts.subject and facts.is_product:
+        seeds.append((facts.subject, "PRODUCT"))
+    for maker in facts.makers:
+        entry = gazetteer.lookup(maker.name)
+        seeds.append((maker.name, entry.type if entry else maker.type))
+    for link in facts.links:
+        product = gazetteer.product_for_slug(link.slug)
+        # link text that names the linked product ("[MySQL](/mysql)"), not "see here"
+        if product and link.text and gazetteer.lookup(link.text) == gazetteer.lookup(product):
+            seeds.append((link.text, "PRODUCT"))
+    return seeds
+
+
+def chunk_context(
+    doc: SourceDocument, text: str, seeds: Sequence[Seed], gazetteer: Gazetteer
+) -> ExtractionContext:
+    """Seeds for one chunk: the note's own, and every gazetteer name the chunk holds."""
+    found = [(hit.surface, hit.entry.type) for hit in gazetteer.find(text)]
     vendor = None if doc.vendor.startswith("_") else doc.vendor
-    return ExtractionContext(vendor=vendor, known_entities=tuple(dict.fromkeys(known)))
+    return ExtractionContext(
+        vendor=vendor, known_entities=tuple(sorted(dict.fromkeys([*seeds, *found])))
+    )
 
 
 def extraction_key(text: str, context: ExtractionContext) -> str:
@@ -208,20 +251,29 @@ def extraction_key(text: str, context: ExtractionContext) -> str:
 
 
 def prepare(
-    doc: SourceDocument, counter: TokenCounter, settings: ExtractionSettings
+    doc: SourceDocument,
+    counter: TokenCounter,
+    settings: ExtractionSettings,
+    gazetteer: Gazetteer,
+    facts: NoteFacts | None = None,
 ) -> PreparedDocument:
     chunks = tuple(
         chunk_document(
             doc, counter, max_tokens=settings.chunk_tokens, overlap=settings.chunk_overlap
         )
     )
-    context = extraction_context(doc)
+    facts = facts if facts is not None else note_facts(doc)
+    seeds = note_seeds(doc, facts, gazetteer)
+    contexts = tuple(chunk_context(doc, c.text, seeds, gazetteer) for c in chunks)
     return PreparedDocument(
         document=doc,
         chunks=chunks,
-        context=context,
+        contexts=contexts,
         chunk_hashes=tuple(sha256_text(c.content) for c in chunks),
-        extraction_keys=tuple(extraction_key(c.text, context) for c in chunks),
+        extraction_keys=tuple(
+            extraction_key(c.text, ctx) for c, ctx in zip(chunks, contexts, strict=True)
+        ),
+        facts=facts,
     )
 
 
@@ -370,10 +422,33 @@ class Rebuilder:
                 if candidates
                 else []
             )
+        row = conn.execute(q["get_meta"], {"key": GRAPH_META}).fetchone()
+        # another graph builder: every vendor's graph is built again from the caches
+        rebuild_graphs = bool(existing) and (row["value"] if row else None) != GRAPH_VERSION
+        if not docs and not deleted and not rebuild_graphs:
             report.problems.extend(problems)
-        if not docs and not deleted:
             self._fill_totals(conn, report)
             return report
+        with timer("gazetteer"):
+            facts = {d.path: note_facts(d) for d in docs}
+            gazetteer, extra = self._gazetteer(conn, docs, facts, set(deleted), set(on_disk))
+            if extra:
+                # notes whose text holds a name the gazetteer gained, lost or retyped:
+                # extracted again with the new seeds (their cached chunks stay valid)
+                more = list(
+                    iter_documents(
+                        root, problems, max_bytes=self.settings.max_file_bytes, only=extra
+                    )
+                )
+                facts.update((d.path, note_facts(d)) for d in more)
+                docs += more
+                report.documents_unchanged -= len(more)
+            for d in docs:
+                problems.extend(
+                    Problem(d.path, "front_matter_shape", message, "the field was skipped")
+                    for message in facts[d.path].problems
+                )
+            report.problems.extend(problems)
 
         report.models = self.models_used()
         build_id = conn.execute(
@@ -385,13 +460,15 @@ class Rebuilder:
         try:
             with timer("chunk"):
                 counter = self.token_counter()
-                prepared = [prepare(d, counter, self.settings) for d in docs]
+                prepared = [
+                    prepare(d, counter, self.settings, gazetteer, facts[d.path]) for d in docs
+                ]
             with timer("embed"):
                 report.chunks_embedded = self._embed_missing(conn, prepared)
             with timer("extract"):
                 report.chunks_extracted = self._extract_missing(conn, prepared)
             with timer("publish"):
-                self._publish(conn, prepared, deleted, existing, report)
+                self._publish(conn, prepared, deleted, existing, report, gazetteer, rebuild_graphs)
             with timer("prune"):
                 conn.execute(q["prune_embedding_cache"], {"model": self.model.name})
                 conn.execute(q["prune_extraction_cache"])
@@ -410,6 +487,42 @@ class Rebuilder:
             conn.commit()
             raise
         return report
+
+    def _gazetteer(
+        self,
+        conn: psycopg.Connection[dict[str, Any]],
+        docs: Sequence[SourceDocument],
+        facts: dict[str, NoteFacts],
+        deleted: set[str],
+        on_disk: set[str],
+    ) -> tuple[Gazetteer, set[str]]:
+        """The corpus's gazetteer after this run, and the stored notes to extract
+        again because a name their chunks hold was added, dropped or retyped."""
+        q = queries()
+        parsed = {d.path for d in docs}
+        stored = [
+            r
+            for r in conn.execute(q["document_facts"])
+            if r["source_path"] not in parsed and r["source_path"] not in deleted
+        ]
+        notes = [(r["vendor"], NoteFacts.from_json(r["facts"])) for r in stored]
+        notes += [(d.vendor, facts[d.path]) for d in docs]
+        vendors = {v for v, _ in notes}
+        gazetteer = Gazetteer.build(notes, vendors)
+        row = conn.execute(q["get_meta"], {"key": GAZETTEER_META}).fetchone()
+        before = row["value"] if row else {}
+        now = gazetteer.state()
+        changed = _changed(before.get("surfaces", {}), now["surfaces"])
+        slugs = _changed(before.get("slugs", {}), now["slugs"])
+        keep = {r["source_path"] for r in stored} & on_disk
+        if not (changed or slugs) or not keep:
+            return gazetteer, set()
+        if len(changed) + len(slugs) > MAX_CHANGED_NAMES:
+            return gazetteer, keep
+        hits = conn.execute(
+            q["documents_mentioning"], {"surfaces": changed, "slugs": slugs}
+        ).fetchall()
+        return gazetteer, {r["source_path"] for r in hits} & keep
 
     # -- stages ------------------------------------------------------------
     def _embed_missing(
@@ -448,8 +561,8 @@ class Rebuilder:
         q = queries()
         work: dict[str, tuple[str, ExtractionContext]] = {}
         for p in prepared:
-            for key, c in zip(p.extraction_keys, p.chunks, strict=True):
-                work.setdefault(key, (c.text, p.context))
+            for key, c, ctx in zip(p.extraction_keys, p.chunks, p.contexts, strict=True):
+                work.setdefault(key, (c.text, ctx))
         missing = [
             r["extraction_key"]
             for r in conn.execute(q["missing_extractions"], {"keys": list(work)})
@@ -469,6 +582,60 @@ class Rebuilder:
             self.progress.advance(len(batch))
         return len(missing)
 
+    def _rekey_unchanged_chunks(
+        self,
+        conn: psycopg.Connection[dict[str, Any]],
+        doc_ids: Sequence[int],
+        prepared: Sequence[PreparedDocument],
+        existing: dict[str, str],
+    ) -> set[int]:
+        """Documents whose text did not change but are extracted again (the corpus
+        gazetteer changed names they hold) keep their chunk rows, so chunk ids a client
+        holds stay valid; only the rows' extraction keys move to the new extraction.
+        Returns the ids of the documents kept this way."""
+        q = queries()
+        same = {
+            doc_id: p
+            for doc_id, p in zip(doc_ids, prepared, strict=True)
+            if existing.get(p.document.path) == p.document.content_hash
+        }
+        if not same:
+            return set()
+        stored: dict[int, list[tuple[Any, ...]]] = {}
+        for r in conn.execute(q["document_chunk_shapes"], {"document_ids": list(same)}):
+            stored.setdefault(int(r["document_id"]), []).append(
+                (
+                    r["chunk_index"],
+                    r["total_chunks"],
+                    r["context_header"],
+                    r["content_hash"],
+                    r["overlap_chars"],
+                    r["token_count"],
+                )
+            )
+        kept: set[int] = set()
+        ids: list[int] = []
+        indexes: list[int] = []
+        keys: list[str] = []
+        for doc_id, p in same.items():
+            shape = [
+                (c.index, c.total, c.header, h, c.overlap_chars, c.token_count)
+                for c, h in zip(p.chunks, p.chunk_hashes, strict=True)
+            ]
+            if stored.get(doc_id) != shape:
+                continue  # chunked differently (other settings): written anew
+            kept.add(doc_id)
+            for c, key in zip(p.chunks, p.extraction_keys, strict=True):
+                ids.append(doc_id)
+                indexes.append(c.index)
+                keys.append(key)
+        if ids:
+            conn.execute(
+                q["set_chunk_extraction_keys"],
+                {"document_ids": ids, "indexes": indexes, "keys": keys},
+            )
+        return kept
+
     def _publish(
         self,
         conn: psycopg.Connection[dict[str, Any]],
@@ -476,6 +643,8 @@ class Rebuilder:
         deleted: list[str],
         existing: dict[str, str],
         report: BuildReport,
+        gazetteer: Gazetteer,
+        all_vendors: bool = False,
     ) -> None:
         q = queries()
         all_hashes = sorted({h for p in prepared for h in p.chunk_hashes})
@@ -487,7 +656,9 @@ class Rebuilder:
                     q["fetch_embeddings"], {"model": self.model.name, "hashes": all_hashes}
                 )
             }
-            affected: set[int] = set()
+            affected: set[int] = (
+                {int(r["id"]) for r in conn.execute(q["vendor_ids"])} if all_vendors else set()
+            )
             if deleted:
                 affected.update(
                     r["vendor_id"] for r in conn.execute(q["delete_documents"], {"paths": deleted})
@@ -523,18 +694,28 @@ class Rebuilder:
                         "content_hash": doc.content_hash,
                         "doc_date": _doc_date(doc),
                         "extractor_version": EXTRACTOR_VERSION,
+                        "facts": Jsonb(p.facts.to_json()),
                     },
                 ).fetchone()
                 assert row is not None
                 doc_ids.append(int(row["id"]))
-                if doc.path in existing:
-                    report.documents_changed += 1
-                else:
+                if doc.path not in existing:
                     report.documents_new += 1
-            conn.execute(q["delete_document_chunks"], {"document_ids": doc_ids})
+                elif existing[doc.path] == doc.content_hash:
+                    report.documents_reextracted += 1
+                else:
+                    report.documents_changed += 1
+            kept = self._rekey_unchanged_chunks(conn, doc_ids, prepared, existing)
+            rewrite = [
+                (doc_id, p)
+                for doc_id, p in zip(doc_ids, prepared, strict=True)
+                if doc_id not in kept
+            ]
+            conn.execute(q["delete_document_chunks"], {"document_ids": [d for d, _ in rewrite]})
+            self.progress.advance(len(kept))
             with conn.cursor().copy(q["copy_chunks"]) as copy:
                 copy.set_types(list(COPY_CHUNKS_TYPES))
-                for doc_id, p in zip(doc_ids, prepared, strict=True):
+                for doc_id, p in rewrite:
                     meta = _chunk_metadata(p.document)
                     for c, h, key in zip(p.chunks, p.chunk_hashes, p.extraction_keys, strict=True):
                         copy.write_row(
@@ -559,7 +740,10 @@ class Rebuilder:
                 # open so tests can read concurrently or kill the process here.
                 time.sleep(self.settings.publish_pause_s)
             for vendor_id in sorted(affected):
-                self._rebuild_vendor_graph(conn, vendor_id)
+                found = self._rebuild_vendor_graph(conn, vendor_id, gazetteer)
+                report.problems.extend(Problem(p.path, p.kind, p.message, p.action) for p in found)
+            conn.execute(q["set_meta"], {"key": GAZETTEER_META, "value": Jsonb(gazetteer.state())})
+            conn.execute(q["set_meta"], {"key": GRAPH_META, "value": Jsonb(GRAPH_VERSION)})
             report.vendors_rebuilt = len(affected)
             conn.execute(q["delete_empty_vendors"])
             self._fill_totals(conn, report)
@@ -581,12 +765,13 @@ class Rebuilder:
             self.progress.advance()
 
     def _rebuild_vendor_graph(
-        self, conn: psycopg.Connection[dict[str, Any]], vendor_id: int
-    ) -> None:
+        self, conn: psycopg.Connection[dict[str, Any]], vendor_id: int, gazetteer: Gazetteer
+    ) -> list[GraphProblem]:
+        """Rebuild one vendor's graph; what its notes hold that a user should know."""
         q = queries()
         names = conn.execute(q["vendor_folder_names"], {"vendor_id": vendor_id}).fetchall()
         if not names:
-            return  # every document gone: the vendor row is deleted after this
+            return []  # every document gone: the vendor row is deleted after this
         rows = [
             VendorChunkExtraction(
                 chunk_id=int(r["chunk_id"]),
@@ -594,10 +779,27 @@ class Rebuilder:
                 overlap_chars=int(r["overlap_chars"]),
                 result=result_from_json(r["result"]),
                 content=r["content"],
+                path=r["source_path"],
             )
             for r in conn.execute(q["vendor_extractions"], {"vendor_id": vendor_id})
         ]
-        graph = build_vendor_graph(rows)
+        notes = [
+            VendorNote(
+                path=r["source_path"],
+                facts=NoteFacts.from_json(r["facts"]),
+                chunk_id=int(r["chunk_id"]),
+                content=r["content"],
+            )
+            for r in conn.execute(q["vendor_notes"], {"vendor_id": vendor_id})
+        ]
+        display = [r["name"] for r in names if r["name"]]
+        graph = build_vendor_graph(
+            rows,
+            notes=notes,
+            gazetteer=gazetteer,
+            vendor=display[0] if display else None,
+            vendor_aliases=display[1:],
+        )
         conn.execute(q["delete_vendor_graph"], {"vendor_id": vendor_id})
         ids = [
             int(r["id"]) for r in conn.execute(q["allocate_entity_ids"], {"n": len(graph.entities)})
@@ -644,6 +846,7 @@ class Rebuilder:
             q["refresh_vendor"],
             {"vendor_id": vendor_id, "name": display[0], "aliases": display[1:]},
         )
+        return graph.problems
 
     def _fill_totals(self, conn: psycopg.Connection[dict[str, Any]], report: BuildReport) -> None:
         q = queries()
@@ -655,6 +858,11 @@ class Rebuilder:
         report.relationships_by_type = {
             r["type"]: int(r["n"]) for r in conn.execute(q["status_relationship_types"])
         }
+
+
+def _changed(before: dict[str, str], now: dict[str, str]) -> list[str]:
+    """Keys added, removed or mapped to something else."""
+    return sorted(k for k in before.keys() | now.keys() if before.get(k) != now.get(k))
 
 
 def _in_scope(path: str, scope: str) -> bool:

@@ -187,6 +187,8 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     ("PRODUCES", "produce", "s", "*"): 0.45,
     ("PRODUCES", "produce", "*", "*"): 0.35,
     ("PRODUCES", "poss", "*", "*"): 0.4,
+    ("PRODUCES", "by", "*", "*"): 0.45,
+    ("BASED_ON", "base", "*", "*"): 0.45,
     ("PARTNERS_WITH", "partner", "s", "*"): 0.45,
     ("PARTNERS_WITH", "partner", "*", "*"): 0.35,
     ("COMPETES_WITH", "compete", "s", "*"): 0.45,
@@ -460,7 +462,9 @@ def _classify(
     elif labels == ("ORG", "ORG"):
         out.extend(_org_org(m1, m2, inner))
     elif set(labels) == {"ORG", "PRODUCT"}:
-        org, product = (m1, m2) if m1.label == "ORG" else (m2, m1)
+        (org, ro), (product, rp) = (
+            ((m1, r1), (m2, r2)) if m1.label == "ORG" else ((m2, r2), (m1, r1))
+        )
         if words & _PRODUCE_WORDS:
             out.append(("PRODUCES", org, product, "produce"))
         elif (
@@ -469,7 +473,104 @@ def _classify(
             and (org.span.root.dep_ in ("poss", "compound"))
         ):
             out.append(("PRODUCES", org, product, "poss"))
+        elif _made_by(inner, ro, rp):
+            out.append(("PRODUCES", org, product, "by"))
+    elif set(labels) == {"PERSON", "PRODUCT"}:
+        (person, rp_), (product, rpr) = (
+            ((m1, r1), (m2, r2)) if m1.label == "PERSON" else ((m2, r2), (m1, r1))
+        )
+        if _made_by(inner, rp_, rpr, person=True):
+            out.append(("PRODUCES", person, product, "by"))
+    elif labels == ("PRODUCT", "PRODUCT"):
+        based = _based_on(m1, m2, r1, r2, inner)
+        if based is not None:
+            out.append(based)
     return out
+
+
+#: Nouns a product is called by ("a software tool by X", "a service from X").
+_PRODUCT_NOUNS = frozenset(
+    """
+    tool tools software service services framework frameworks library libraries language
+    languages system systems platform platforms product products application applications
+    app apps engine engines database databases editor editors ide runtime runtimes suite
+    package packages distribution distributions implementation compiler compilers browser
+    browsers toolkit protocol protocols format formats standard standards environment project
+    projects server servers client clients solution solutions offering offerings os
+    """.split()  # noqa: SIM905
+)
+#: Verbs of making with their maker in a "by" phrase or as their subject.
+_MAKE_VERBS = frozenset(
+    """
+    developed develops develop created creates create made makes make designed designs design
+    built builds build written writes wrote write authored maintained maintains maintain
+    invented invents invent founded started published publishes released releases launched
+    launches produced produces
+    """.split()  # noqa: SIM905
+)
+#: Words that make one product the base of another ("a Linux distribution",
+#: "a build of OpenJDK", "based on WildFly", "built on Nix", "a fork of X").
+_BASE_WORDS = frozenset(
+    """
+    based build builds built fork forks forked distribution distributions distro derivative
+    derived port ported variant flavor flavour rebuild respin spin clone downstream successor
+    """.split()  # noqa: SIM905
+)
+_BASE_ROLES = frozenset({"of", "prep:on", "prep:upon", "prep:off"})
+
+
+def _made_by(inner: list[Token], maker: Token, product: Token, *, person: bool = False) -> bool:
+    """The maker is the agent of a making word or of a product noun on the path
+    ("developed by X", "a software tool by X", "a service from X"), or the
+    subject of a making verb whose object side holds the product ("X created Y")."""
+    if _modifier_on_path(product, inner):
+        return False  # "a PHP framework created by X": X made the framework, not PHP
+    for t in inner:
+        low = t.lower_
+        role, other = _role(maker, t), _role(product, t)
+        if role == "by" and other != "by" and (low in _MAKE_VERBS or low in _PRODUCT_NOUNS):
+            return True
+        if low in _PRODUCT_NOUNS and not person and role == "of" and _prep(maker, t) == "from":
+            return True
+        if low in _MAKE_VERBS and t.pos_ == "VERB" and role == "subj" and other == "obj":
+            return True
+    return False
+
+
+def _prep(end: Token, trigger: Token) -> str | None:
+    """The preposition through which ``end`` hangs on ``trigger``, if any."""
+    child = end
+    while child.head.i != child.i and child.head.i != trigger.i:
+        child = child.head
+    return child.lower_ if child.head.i == trigger.i and child.dep_ == "prep" else None
+
+
+def _based_on(
+    m1: Mention, m2: Mention, r1: Token, r2: Token, inner: list[Token]
+) -> tuple[str, Mention, Mention, str] | None:
+    """``BASED_ON`` from the product built on the other to its base."""
+    for trig in inner:
+        if trig.lower_ not in _BASE_WORDS:
+            continue
+        a, b = _role(r1, trig), _role(r2, trig)
+        if any(_modifier_on_path(r, inner) for r in (r1, r2)):
+            continue
+        if a in _BASE_ROLES and b not in _BASE_ROLES:
+            return ("BASED_ON", m2, m1, "base")
+        if b in _BASE_ROLES and a not in _BASE_ROLES:
+            return ("BASED_ON", m1, m2, "base")
+    return None
+
+
+def _modifier_on_path(end: Token, inner: list[Token]) -> bool:
+    """``end`` only modifies a noun of the path ("PHP" in "a PHP framework",
+    "JavaScript" and "Chrome" in "built on Chrome's V8 JavaScript engine"); a
+    noun of making or deriving it modifies is its own ("a Linux distribution")."""
+    return (
+        end.dep_ in ("compound", "amod", "nmod", "poss")
+        and any(t.i == end.head.i for t in inner)
+        and end.head.lower_ not in _BASE_WORDS
+    )
 
 
 #: Families whose argument sits in the trigger's own slot ("CEO *of* Y",

@@ -54,6 +54,7 @@ def render_build_report(console: Console, report: BuildReport, where: str) -> No
         ("documents new", report.documents_new),
         ("documents changed", report.documents_changed),
         ("documents unchanged", report.documents_unchanged),
+        ("documents re-extracted (new extractor or names)", report.documents_reextracted),
         ("documents deleted", report.documents_deleted),
         ("chunks written", report.chunks_written),
         ("chunks embedded (not cached)", report.chunks_embedded),

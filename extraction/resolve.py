@@ -80,6 +80,8 @@ def resolve_entities(
     mentions: Iterable[EntityMention],
     *,
     prefix_types: frozenset[str] = PREFIX_MERGE_TYPES,
+    keep: frozenset[str] = frozenset(),
+    by_canonical: bool = False,
 ) -> Resolution:
     """Group mentions into entities.
 
@@ -89,6 +91,13 @@ def resolve_entities(
         All mentions of one vendor (any order).
     prefix_types
         Types whose shorter names merge into a unique longer name.
+    keep
+        Normalised names that never merge into a longer one (names the corpus
+        declares, such as the vendor's own).
+    by_canonical
+        Group by each mention's ``canonical`` name (already resolved by the
+        caller, e.g. "RHEL 9" to "Red Hat Enterprise Linux") instead of its text;
+        the texts stay aliases.
 
     Examples
     --------
@@ -99,7 +108,11 @@ def resolve_entities(
     [('Lutron Electronics', 3)]
     """
     items = list(mentions)
-    keys = [(m.label, normalize_name(m.text) or m.text.strip().casefold()) for m in items]
+    named = [m.canonical if by_canonical else m.text for m in items]
+    keys = [
+        (m.label, normalize_name(n) or n.strip().casefold())
+        for m, n in zip(items, named, strict=True)
+    ]
     by_type: dict[str, set[str]] = {}
     for label, key in keys:
         by_type.setdefault(label, set()).add(key)
@@ -108,6 +121,8 @@ def resolve_entities(
     for label, names in by_type.items():
         ordered = sorted(names)
         targets = _prefix_targets(ordered) if label in prefix_types else {}
+        for key in keep & targets.keys():
+            del targets[key]
         for key in ordered:
             target = key
             while target in targets:  # chains end: targets only point to longer keys
@@ -129,9 +144,11 @@ def resolve_entities(
         surfaces = Counter(" ".join(items[i].text.split()) for i in idx)
         # display: forms that normalise to the group's own (longest) key, most
         # frequent first, then the longer spelling; legal suffix dropped.
-        full = [s for s in surfaces if normalize_name(s) == key] or list(surfaces)
-        best = max(full, key=lambda s: (surfaces[s], len(display_form(s)), s))
-        aliases = tuple(sorted(surfaces, key=lambda s: (-surfaces[s], s)))
+        spelled = Counter(" ".join(named[i].split()) for i in idx) if by_canonical else surfaces
+        full = [s for s in spelled if normalize_name(s) == key] or list(spelled)
+        best = max(full, key=lambda s: (spelled[s], len(display_form(s)), s))
+        seen = surfaces + spelled if by_canonical else surfaces
+        aliases = tuple(sorted(seen, key=lambda s: (-seen[s], s)))
         entities.append(ResolvedEntity(display_form(best), label, key, aliases, len(idx)))
         for i in idx:
             mention_entity[i] = g

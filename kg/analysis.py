@@ -4,9 +4,13 @@
 entities"): PageRank over the graph with every relationship taken both ways
 and weighted by its confidence (damping 0.85), then the entity's own
 confidence, then its mention count, then its id, so the order is stable from
-call to call. Relationships are ranked by confidence, then by the summed
-PageRank of their two ends, then by id; a capped graph keeps only
-relationships whose both ends it kept.
+call to call. Weak relationships (confidence under :data:`WEAK_BELOW`: the
+co-occurrence MENTIONED_WITH, at most 0.3, while every typed relationship the
+extraction stores has 0.4 or more) take no part in PageRank, so co-occurrence
+never outranks typed facts; they still count in the statistics and come after
+every typed relationship in a capped graph (relationships go by confidence). Relationships are
+ranked by confidence, then by the summed PageRank of their two ends, then by
+id; a capped graph keeps only relationships whose both ends it kept.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from kg.model import Entity, Relationship, entity, relationship
 
 CENTRALITY = "pagerank"
 PREVIEW_SIZE = 5
+WEAK_BELOW = 0.35
 
 
 def importance(graph: nx.MultiDiGraph) -> dict[int, float]:
-    """PageRank of each node over the undirected, confidence-weighted graph.
+    """PageRank of each node over the undirected, confidence-weighted graph of
+    its typed relationships (see the importance rule).
 
     >>> g = nx.MultiDiGraph()
     >>> g.add_edge(1, 2, confidence=1.0); g.add_edge(1, 3, confidence=1.0)
@@ -40,7 +46,7 @@ def importance(graph: nx.MultiDiGraph) -> dict[int, float]:
     simple = nx.Graph()
     simple.add_nodes_from(graph)
     for u, v, conf in graph.edges(data="confidence", default=0.0):
-        if u == v:
+        if u == v or float(conf) < WEAK_BELOW:
             continue
         w = simple.get_edge_data(u, v, {}).get("weight", 0.0)
         simple.add_edge(u, v, weight=w + max(float(conf), 1e-6))

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
-from kg.analysis import CENTRALITY, GraphStatistics, RankedEntity
+from kg.analysis import CENTRALITY, WEAK_BELOW, GraphStatistics, RankedEntity
 
 # One record of kg_skeleton_relationships, network byte order, no padding.
 RECORD = np.dtype([("id", ">i8"), ("source", ">i8"), ("target", ">i8"), ("confidence", ">f4")])
@@ -125,15 +125,16 @@ def make_skeleton(
 
 
 def pagerank(sk: Skeleton, alpha: float = 0.85, tol: float = 1e-6) -> NDArray[np.float64]:
-    """networkx's PageRank over the undirected graph weighted by summed confidence
-    (each confidence at least 1e-6; self-loops ignored), uniform teleport and
-    dangling redistribution, L1 stop at ``n * tol``."""
+    """networkx's PageRank over the undirected graph of typed relationships
+    (confidence at least :data:`kg.analysis.WEAK_BELOW`) weighted by summed
+    confidence (self-loops ignored), uniform teleport and dangling
+    redistribution, L1 stop at ``n * tol``."""
     n = sk.n
     if n == 0:
         return np.zeros(0)
-    loop = sk.source == sk.target
-    s, t = sk.source[~loop], sk.target[~loop]
-    w = np.maximum(sk.rel_confidence[~loop], 1e-6)
+    used = (sk.source != sk.target) & (sk.rel_confidence >= WEAK_BELOW)
+    s, t = sk.source[used], sk.target[used]
+    w = np.maximum(sk.rel_confidence[used], 1e-6)
     matrix = sparse.coo_matrix(
         (np.concatenate([w, w]), (np.concatenate([s, t]), np.concatenate([t, s]))), shape=(n, n)
     ).tocsr()

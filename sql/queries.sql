@@ -114,21 +114,52 @@ RETURNING id;
 
 -- upsert_document --
 INSERT INTO documents (source_path, vendor_id, category, title, metadata, content_hash, doc_date,
-                       extractor_version)
+                       extractor_version, facts)
 VALUES (%(source_path)s, %(vendor_id)s, %(category)s, %(title)s, %(metadata)s,
-        %(content_hash)s, %(doc_date)s, %(extractor_version)s)
+        %(content_hash)s, %(doc_date)s, %(extractor_version)s, %(facts)s)
 ON CONFLICT (source_path) DO UPDATE SET
     vendor_id = EXCLUDED.vendor_id, category = EXCLUDED.category, title = EXCLUDED.title,
     metadata = EXCLUDED.metadata, content_hash = EXCLUDED.content_hash,
     doc_date = EXCLUDED.doc_date, extractor_version = EXCLUDED.extractor_version,
-    updated_at = now()
+    facts = EXCLUDED.facts, updated_at = now()
 RETURNING id, (xmax = 0) AS inserted;
+
+-- document_facts --
+-- Every note's structural facts and vendor folder name, for the corpus gazetteer.
+SELECT source_path, metadata ->> 'vendor' AS vendor, facts FROM documents ORDER BY source_path;
+
+-- documents_mentioning --
+-- Notes whose chunk text holds one of the names, or whose facts point at one of
+-- the slugs (related topics, links): a change to those names or slugs in the
+-- gazetteer changes what their extraction is seeded with or their graph.
+SELECT DISTINCT d.source_path
+FROM documents d
+WHERE EXISTS (
+        SELECT 1 FROM chunks c, unnest(%(surfaces)s::text[]) AS s(name)
+        WHERE c.document_id = d.id AND strpos(c.content, s.name) > 0)
+   OR d.facts -> 'related' ?| %(slugs)s::text[]
+   OR EXISTS (
+        SELECT 1 FROM jsonb_array_elements(d.facts -> 'links') AS l(link)
+        WHERE l.link ->> 1 = ANY(%(slugs)s::text[]));
 
 -- document_vendor_ids --
 SELECT DISTINCT vendor_id FROM documents WHERE source_path = ANY(%(paths)s);
 
 -- delete_document_chunks --
 DELETE FROM chunks WHERE document_id = ANY(%(document_ids)s);
+
+-- document_chunk_shapes --
+SELECT document_id, chunk_index, total_chunks, context_header, content_hash, overlap_chars,
+       token_count
+FROM chunks WHERE document_id = ANY(%(document_ids)s)
+ORDER BY document_id, chunk_index;
+
+-- set_chunk_extraction_keys --
+UPDATE chunks c SET extraction_key = k.key
+FROM unnest(%(document_ids)s::bigint[], %(indexes)s::integer[], %(keys)s::text[])
+     AS k (document_id, chunk_index, key)
+WHERE c.document_id = k.document_id AND c.chunk_index = k.chunk_index
+  AND c.extraction_key <> k.key;
 
 -- copy_chunks --
 COPY chunks (document_id, chunk_index, total_chunks, context_header, content, content_hash,
@@ -140,12 +171,26 @@ DELETE FROM documents WHERE source_path = ANY(%(paths)s) RETURNING vendor_id;
 
 -- vendor_extractions --
 SELECT c.id AS chunk_id, length(c.context_header) AS header_chars, c.overlap_chars,
-       c.content, x.result
+       c.content, x.result, d.source_path
 FROM chunks c
 JOIN documents d ON d.id = c.document_id
 JOIN extraction_cache x ON x.extraction_key = c.extraction_key
 WHERE d.vendor_id = %(vendor_id)s
 ORDER BY d.source_path, c.chunk_index;
+
+-- vendor_ids --
+SELECT id FROM vendors;
+
+-- vendor_notes --
+-- Each note of a vendor with its structural facts and its first chunk, where the
+-- facts of its front matter are evidenced.
+SELECT d.source_path, d.facts, c.id AS chunk_id, c.content
+FROM documents d
+JOIN LATERAL (
+    SELECT id, content FROM chunks WHERE document_id = d.id ORDER BY chunk_index LIMIT 1
+) c ON true
+WHERE d.vendor_id = %(vendor_id)s
+ORDER BY d.source_path;
 
 -- delete_vendor_graph --
 DELETE FROM entities WHERE vendor_id = %(vendor_id)s;

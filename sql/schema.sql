@@ -47,7 +47,9 @@ CREATE TABLE documents (
     updated_at   timestamptz NOT NULL DEFAULT now(),
     -- the extractor version its graph facts were made with: another version
     -- makes a rebuild extract the note again
-    extractor_version text NOT NULL DEFAULT ''
+    extractor_version text NOT NULL DEFAULT '',
+    -- what the note's own structure says (front matter and links, extraction.structure)
+    facts        jsonb NOT NULL DEFAULT '{}'
 );
 CREATE INDEX documents_vendor ON documents (vendor_id);
 CREATE INDEX documents_date ON documents (doc_date DESC);

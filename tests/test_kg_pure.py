@@ -313,3 +313,37 @@ def test_graphml_is_readable_by_networkx() -> None:
     back = nx.read_graphml(io.BytesIO(to_graphml(sub).encode()))
     assert back.number_of_nodes() == 3
     assert {d["type"] for _, _, d in back.edges(data=True)} <= {"PRODUCES", "COMPETES_WITH"}
+
+
+def test_cooccurrence_never_outranks_typed_facts_in_importance() -> None:
+    """A hub of 50 co-occurrences (0.3 each) ranks below the two ends of one
+    typed fact (0.95), in the networkx rule and on the skeleton alike (it ranked
+    first when co-occurrence counted in PageRank)."""
+    from kg.analysis import entity_order, importance
+    from kg.model import build_graph
+    from kg.skeleton import entity_order as skeleton_order
+    from kg.skeleton import make_skeleton, pagerank
+
+    entities = [
+        {"id": i, "name": f"e{i}", "type": "ORG", "confidence": 0.6, "mention_count": 1}
+        for i in range(1, 54)
+    ]
+    rels = [{"id": 1, "source_id": 1, "target_id": 2, "type": "PRODUCES", "confidence": 0.95}]
+    rels += [
+        {"id": 10 + i, "source_id": 3, "target_id": i, "type": "MENTIONED_WITH", "confidence": 0.3}
+        for i in range(4, 54)
+    ]
+    g = build_graph(1, "Acme", entities, rels)
+    order = entity_order(g, importance(g))
+    assert set(order[:2]) == {1, 2}
+    sk = make_skeleton(
+        1,
+        "Acme",
+        [(e["id"], e["name"], e["type"], e["confidence"], 1, False) for e in entities],
+        [r["id"] for r in rels],
+        [r["source_id"] for r in rels],
+        [r["target_id"] for r in rels],
+        [r["confidence"] for r in rels],
+        {"PRODUCES": 1, "MENTIONED_WITH": 50},
+    )
+    assert [int(sk.ids[i]) for i in skeleton_order(sk, pagerank(sk))] == order

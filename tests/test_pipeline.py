@@ -188,10 +188,20 @@ def test_a_new_extractor_version_extracts_every_note_again_without_embedding(
     import extraction.pipeline as pipeline
 
     first = rebuilder.run(corpus)
+    chunk_ids = "SELECT id, extraction_key FROM chunks ORDER BY id"
+    with db.connect() as conn:
+        before = [(r["id"], r["extraction_key"]) for r in conn.execute(chunk_ids)]
     monkeypatch.setattr(pipeline, "EXTRACTOR_VERSION", "next")
     report = rebuilder.run(corpus)
     assert not report.up_to_date
-    assert report.documents_changed == first.documents_new and report.documents_new == 0
+    with db.connect() as conn:
+        after = [(r["id"], r["extraction_key"]) for r in conn.execute(chunk_ids)]
+    # the same text keeps its chunk rows (ids a client holds stay valid) with new keys
+    assert [i for i, _ in after] == [i for i, _ in before]
+    assert all(a != b for (_, a), (_, b) in zip(after, before, strict=True))
+    assert report.chunks_written == 0
+    assert report.documents_reextracted == first.documents_new and report.documents_new == 0
+    assert report.documents_changed == 0
     assert report.chunks_embedded == 0  # the text did not change: vectors come from the cache
     assert report.chunks_extracted == first.chunks_extracted
     with db.connect() as conn:

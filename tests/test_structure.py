@@ -1,0 +1,276 @@
+"""Facts from the notes' own structure, the corpus gazetteer, and the vendor graph
+built from both (pure, no database)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from extraction.corpus import parse_document
+from extraction.gazetteer import Gazetteer
+from extraction.graph import VendorChunkExtraction, VendorNote, build_vendor_graph
+from extraction.lexicon import is_version_like, is_vocabulary
+from extraction.models import EntityMention, ExtractionResult, RelationMention
+from extraction.structure import Maker, NoteFacts, note_facts, split_makers
+
+REDUX = b"""---
+created_by: Dan Abramov and Andrew Clark
+display_name: Redux
+related: javascript, react, devops
+topic: redux
+---
+Redux is a predictable state container for JavaScript apps, often used with React.
+"""
+REACT = b"""---
+display_name: React
+created_by: Jordan Walke
+topic: react
+github_url: https://github.com/facebook/react
+---
+React is a library.
+"""
+JAVASCRIPT = b"""---
+display_name: JavaScript
+created_by: Brendan Eich
+topic: javascript
+---
+JavaScript is a language.
+"""
+RHEL = b"""---
+title: Red Hat Enterprise Linux
+permalink: /rhel
+alternate_urls:
+  - /redhat
+identifiers:
+  - cpe: cpe:/o:redhat:enterprise_linux
+---
+> Red Hat Enterprise Linux is a Linux distribution developed by Red Hat.
+
+It follows the [CentOS](/centos) and [Fedora](https://endoflife.date/fedora) cycles.
+"""
+CLIMATE = b"""---
+display_name: Climate change
+created_by: Humanity
+github_url: https://github.com/topics/climate-change
+topic: climate-change
+---
+Global warming.
+"""
+
+
+def doc(folder: str, name: str, data: bytes) -> Any:
+    parsed, _ = parse_document(f"vendors/{folder}/{name}", data, vendor_folder=folder)
+    assert parsed is not None
+    return parsed
+
+
+def corpus() -> list[Any]:
+    return [
+        doc("Dan_Abramov", "topic-redux.md", REDUX),
+        doc("Meta", "topic-react.md", REACT),
+        doc("Brendan_Eich", "topic-javascript.md", JAVASCRIPT),
+        doc("Red_Hat", "eol-rhel.md", RHEL),
+        doc("Humanity", "topic-climate-change.md", CLIMATE),
+    ]
+
+
+def gazetteer() -> Gazetteer:
+    docs = corpus()
+    return Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+
+
+def test_front_matter_and_links_become_facts() -> None:
+    redux = note_facts(doc("Dan_Abramov", "topic-redux.md", REDUX))
+    assert redux.subject == "Redux" and redux.is_product and redux.field == "display_name"
+    assert redux.makers == (Maker("Dan Abramov", "PERSON"), Maker("Andrew Clark", "PERSON"))
+    assert redux.related == ("javascript", "react", "devops")
+    rhel = note_facts(doc("Red_Hat", "eol-rhel.md", RHEL))
+    assert rhel.slugs == ("rhel", "redhat") and rhel.cpe_vendors == ("redhat",)
+    assert [(link.text, link.slug) for link in rhel.links][:2] == [
+        ("CentOS", "centos"),
+        ("Fedora", "fedora"),
+    ]
+    climate = note_facts(doc("Humanity", "topic-climate-change.md", CLIMATE))
+    assert climate.subject == "Climate change" and not climate.is_product
+    assert NoteFacts.from_json(redux.to_json()) == redux
+    assert NoteFacts.from_json("junk") == NoteFacts() == NoteFacts.from_json({"makers": 5})
+
+
+@pytest.mark.parametrize(
+    ("front", "problem"),
+    [
+        ("created_by: [Ann Lee, Bo Ng]", "created_by: a list"),
+        ("created_by: " + "x" * 300, "is not a name"),
+        ("created_by: {a: 1}", "created_by: not text"),
+        ("title: [A, B]", "title: a list"),
+        ("title: " + "y" * 300, "too long for a name"),
+        ("related: ''", None),
+        ("identifiers: 5", None),
+        ("display_name: 名前\ncreated_by: 山田太郎", None),
+    ],
+)
+def test_odd_front_matter_shapes_never_raise_and_are_reported(
+    front: str, problem: str | None
+) -> None:
+    facts = note_facts(doc("X", "topic-x.md", f"---\n{front}\n---\nBody.\n".encode()))
+    if problem is None:
+        assert facts.problems == ()
+    else:
+        assert any(problem in p for p in facts.problems), facts.problems
+    assert all(len(m.name) <= 100 for m in facts.makers)
+
+
+def test_makers_split_on_commas_and_ands_but_not_ampersands() -> None:
+    assert split_makers("A B, C D, and E F") == ["A B", "C D", "E F"]
+    assert split_makers("Procter & Gamble") == ["Procter & Gamble"]
+    assert split_makers("") == []
+
+
+def test_the_gazetteer_types_names_by_their_notes_and_finds_them_in_text() -> None:
+    g = gazetteer()
+    assert g.lookup("Redux") is not None and g.lookup("Redux").type == "PRODUCT"  # type: ignore[union-attr]
+    assert g.lookup("Dan Abramov").type == "PERSON"  # type: ignore[union-attr]
+    assert g.lookup("Red Hat").type == "ORG"  # type: ignore[union-attr]
+    assert g.lookup("RHEL").name == "Red Hat Enterprise Linux"  # type: ignore[union-attr]
+    assert g.lookup("Climate change") is None  # a concept, not a product
+    assert g.product_for_slug("react") == "React" and g.product_for_slug("/rhel") is not None
+    text = "React is used with Redux; Redux and JavaScript, not Reduxer or JavaScripty."
+    found = [(h.surface, h.entry.type) for h in g.find(text)]
+    assert ("React", "PRODUCT") not in found  # starts a sentence: maybe the common word
+    assert found.count(("Redux", "PRODUCT")) == 2 and ("JavaScript", "PRODUCT") in found
+    assert all(text[h.start : h.end] == h.surface for h in g.find(text))
+    assert g.digest() == gazetteer().digest()
+
+
+def test_vocabulary_and_versions_are_not_names() -> None:
+    assert is_vocabulary("Maintenance Support") and is_vocabulary("LTS")
+    assert not is_vocabulary("Red Hat")
+    assert is_version_like("v5.2") and not is_version_like("Windows 11")
+
+
+def _graph(notes: list[Any], rows: list[VendorChunkExtraction], vendor: str) -> Any:
+    g = gazetteer()
+    vendor_notes = [
+        VendorNote(d.path, note_facts(d), chunk_id=i + 1, content=f"{d.title}\n\n{d.body}")
+        for i, d in enumerate(notes)
+    ]
+    return build_vendor_graph(rows, notes=vendor_notes, gazetteer=g, vendor=vendor)
+
+
+def _edges(graph: Any) -> set[tuple[str, str, str]]:
+    names = [e.name for e in graph.entities]
+    return {(names[r.source], r.type, names[r.target]) for r in graph.relationships}
+
+
+def test_created_by_and_related_become_relationships_with_provenance() -> None:
+    graph = _graph([doc("Dan_Abramov", "topic-redux.md", REDUX)], [], "Dan Abramov")
+    edges = _edges(graph)
+    assert ("Dan Abramov", "PRODUCES", "Redux") in edges
+    assert ("Andrew Clark", "PRODUCES", "Redux") in edges
+    related = {frozenset((s, t)) for s, r, t in edges if r == "RELATED_TO"}
+    assert related == {frozenset(("Redux", "JavaScript")), frozenset(("Redux", "React"))}
+    produces = next(r for r in graph.relationships if r.type == "PRODUCES")
+    assert produces.evidence_chunk_id == 1 and produces.metadata["methods"] == {"front_matter": 1}
+    assert "created_by" in produces.evidence_sentence
+    types = {e.name: e.type for e in graph.entities}
+    assert types["Dan Abramov"] == "PERSON" and types["Redux"] == "PRODUCT"
+    # every entity points at the chunk of the note that names it
+    assert {m.chunk_id for m in graph.mentions} == {1}
+    assert {graph.entities[m.entity].name for m in graph.mentions} >= {"Redux", "Andrew Clark"}
+
+
+def test_the_folder_is_not_a_maker_and_the_vendor_is_always_in_its_graph() -> None:
+    # a folder that files a product it does not make: no PRODUCES from the vendor
+    filed = _graph([doc("HeroDevs", "topic-react.md", REACT)], [], "HeroDevs")
+    assert ("HeroDevs", "PRODUCES", "React") not in _edges(filed)
+    assert ("Jordan Walke", "PRODUCES", "React") in _edges(filed)
+    assert any(e.name == "HeroDevs" for e in filed.entities)
+    # a CPE vendor that is the folder's: produced, with the identifiers as evidence
+    rhel = _graph([doc("Red_Hat", "eol-rhel.md", RHEL)], [], "Red Hat")
+    made = [r for r in rhel.relationships if r.type == "PRODUCES"]
+    assert len(made) == 1 and "cpe vendor redhat" in made[0].evidence_sentence
+
+
+def _row(text: str, entities: list[tuple[str, str, str]], relations: list[Any]) -> Any:
+    found = []
+    for surface, label, source in entities:
+        start = text.index(surface)
+        found.append(EntityMention(surface, label, start, start + len(surface), surface, source))
+    return VendorChunkExtraction(
+        chunk_id=7,
+        body_offset=0,
+        overlap_chars=0,
+        result=ExtractionResult(entities=tuple(found), relations=tuple(relations)),
+        content=text,
+    )
+
+
+def _rel(src: str, st: str, rtype: str, tgt: str, tt: str, conf: float) -> RelationMention:
+    return RelationMention(src, st, tgt, tt, rtype, conf, "s", (0, 1), (2, 3), "dependency")
+
+
+def test_model_types_yield_to_the_corpus_and_vocabulary_is_dropped() -> None:
+    text = "## Packages\n\nRedux runs JavaScript under LTS. Red Hat ships RHEL 9 and Redux 5.2."
+    row = _row(
+        text,
+        [
+            ("Packages", "PERSON", "ner"),  # a section heading
+            ("Redux", "PERSON", "ner"),
+            ("JavaScript", "ORG", "ner"),
+            ("LTS", "ORG", "ner"),
+            ("Red Hat", "ORG", "ner"),
+            ("RHEL 9", "PRODUCT", "ner"),  # a release of a known product
+            ("Redux 5.2", "ORG", "ner"),
+        ],
+        [
+            _rel("Redux", "PERSON", "WORKS_FOR", "Red Hat", "ORG", 0.45),  # a product works?
+            _rel("Red Hat", "ORG", "FOUNDED_BY", "LTS", "PERSON", 0.45),  # vocabulary end
+            _rel("Red Hat", "ORG", "PRODUCES", "Redux", "PERSON", 0.3),  # under the floor
+            _rel("Red Hat", "ORG", "PRODUCES", "RHEL 9", "PRODUCT", 0.45),
+        ],
+    )
+    graph = _graph([], [row], "Red Hat")
+    types = {e.name: e.type for e in graph.entities}
+    assert types == {
+        "Redux": "PRODUCT",
+        "JavaScript": "PRODUCT",
+        "Red Hat": "ORG",
+        "Red Hat Enterprise Linux": "PRODUCT",
+    }
+    assert _edges(graph) == {("Red Hat", "PRODUCES", "Red Hat Enterprise Linux")}
+    redux = next(e for e in graph.entities if e.name == "Redux")
+    assert redux.mention_count == 2  # "Redux 5.2" is Redux
+
+
+def test_cooccurrence_is_capped_and_weak() -> None:
+    import extraction.graph as graph_module
+
+    names = [f"Company{i}" for i in range(30)]
+    text = " ".join(names)
+    pairs = [_rel(a, "ORG", "MENTIONED_WITH", b, "ORG", 0.2) for a in names for b in names if a < b]
+    row = _row(text, [(n, "ORG", "ruler") for n in names], pairs)
+    graph = build_vendor_graph([row])
+    co = [r for r in graph.relationships if r.type == "MENTIONED_WITH"]
+    assert len(co) == graph_module.MAX_COOCCURRENCE < len(pairs)
+    assert all(r.confidence < 0.5 for r in co)
+
+
+def test_a_circle_of_based_on_loses_its_weakest_edge_and_is_reported() -> None:
+    text = "Alef Server and Bet Server and Gimel Server."
+    row = _row(
+        text,
+        [(n, "PRODUCT", "ruler") for n in ("Alef Server", "Bet Server", "Gimel Server")],
+        [
+            _rel("Alef Server", "PRODUCT", "BASED_ON", "Bet Server", "PRODUCT", 0.6),
+            _rel("Bet Server", "PRODUCT", "BASED_ON", "Gimel Server", "PRODUCT", 0.45),
+            _rel("Gimel Server", "PRODUCT", "BASED_ON", "Alef Server", "PRODUCT", 0.5),
+        ],
+    )
+    graph = build_vendor_graph([row])
+    assert _edges(graph) == {
+        ("Alef Server", "BASED_ON", "Bet Server"),
+        ("Gimel Server", "BASED_ON", "Alef Server"),
+    }
+    assert [p.kind for p in graph.problems] == ["circular_based_on"]
+    assert "Bet Server BASED_ON Gimel Server" in graph.problems[0].message
