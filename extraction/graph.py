@@ -38,7 +38,7 @@ from extraction.structure import NoteFacts
 
 #: Bump when the graph built from the same extraction results changes: the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "9"
+GRAPH_VERSION = "10"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -422,6 +422,8 @@ def build_vendor_graph(
             return found
         if not _is_name(name) or name.islower():
             return None
+        if label == "PERSON" and has_org_word(name):
+            return None  # a guessed end ("Container Platform" of "OpenShift ...") is nobody
         if key not in extra_index:
             # an end no mention names (a resolved pronoun, the vendor): kept, with
             # its evidence the relationship's own

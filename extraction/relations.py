@@ -528,6 +528,8 @@ def _made_by(inner: list[Token], maker: Token, product: Token, *, person: bool =
     for t in inner:
         low = t.lower_
         role, other = _role(maker, t), _role(product, t)
+        if other.startswith("prep:"):
+            continue  # "a toolkit by X for managing Kubernetes": the toolkit, not Kubernetes
         if role == "by" and other != "by" and (low in _MAKE_VERBS or low in _PRODUCT_NOUNS):
             return True
         if low in _PRODUCT_NOUNS and not person and role == "of" and _prep(maker, t) == "from":

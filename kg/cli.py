@@ -61,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
         p = sub.add_parser(
             name,
             help=help_text,
-            description=help_text,
+            description=help_text.replace("%%", "%"),  # help is %-formatted, this is not
             epilog=ENVIRONMENT_HELP,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )

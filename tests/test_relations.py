@@ -233,3 +233,20 @@ def test_guessed_mentions_get_no_rule_relation() -> None:
     assert any(r.type == "FOUNDED_BY" for r in extract_relations(doc, named))
     rels = extract_relations(doc, guessed)
     assert not [r for r in rels if "Jane Smith" in (r.source, r.target)]
+
+
+def test_produces_names_the_product_noun_not_what_it_is_for(extractor: Extractor) -> None:
+    seeds = (("Red Hat", "ORG"), ("Operator Framework", "PRODUCT"), ("Kubernetes", "PRODUCT"))
+    ctx = ExtractionContext(vendor="Red Hat", known_entities=seeds)
+    made = "The Operator Framework, an open source toolkit by Red Hat, manages Operators."
+    assert ("PRODUCES", "Red Hat", "Operator Framework") in _typed_in(made, ctx, extractor)
+    aside = (
+        "OLM is part of the Operator Framework, an open source toolkit by Red Hat for "
+        "managing Kubernetes-native applications called Operators."
+    )
+    assert ("PRODUCES", "Red Hat", "Kubernetes") not in _typed_in(aside, ctx, extractor)
+
+
+def _typed_in(text: str, ctx: ExtractionContext, ex: Extractor) -> set[tuple[str, str, str]]:
+    rels = ex.extract(text, ctx).relations
+    return {(r.type, r.source, r.target) for r in rels if r.type != "MENTIONED_WITH"}

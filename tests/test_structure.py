@@ -274,3 +274,17 @@ def test_a_circle_of_based_on_loses_its_weakest_edge_and_is_reported() -> None:
     }
     assert [p.kind for p in graph.problems] == ["circular_based_on"]
     assert "Bet Server BASED_ON Gimel Server" in graph.problems[0].message
+
+
+def test_a_person_named_with_product_words_is_nobody_whatever_its_relationships() -> None:
+    text = "Its flagship is the OpenShift Container Platform, founded by Ada Lovelace."
+    row = _row(
+        text,
+        # the classifier read a guessed end no entity mention names
+        [("Ada Lovelace", "PERSON", "ner")],
+        [_rel("Red Hat", "ORG", "FOUNDED_BY", "Container Platform", "PERSON", 0.45)],
+    )
+    graph = _graph([], [row], "Red Hat")
+    names = {e.name for e in graph.entities}
+    assert "Container Platform" not in names and "Ada Lovelace" in names
+    assert not any(r.type == "FOUNDED_BY" for r in graph.relationships)
