@@ -38,13 +38,13 @@ from extraction.structure import NoteFacts
 
 #: Bump when the graph built from the same extraction results changes: the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "10"
+GRAPH_VERSION = "13"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
-MENTION_CONFIDENCE = {"front_matter": 0.95, "ruler": 0.9, "ner": 0.6}
+MENTION_CONFIDENCE = {"front_matter": 0.95, "ruler": 0.9, "compound": 0.8, "list": 0.7, "ner": 0.6}
 #: How much a mention's type counts in the vote for an entity's type.
-TYPE_WEIGHT = {"front_matter": 5, "ruler": 2, "ner": 1}
+TYPE_WEIGHT = {"front_matter": 5, "ruler": 2, "compound": 2, "list": 2, "ner": 1}
 MAX_CONFIDENCE = 0.99
 SNIPPET_CHARS = 160
 #: Chunk ids kept per relationship besides its strongest evidence.
@@ -84,6 +84,7 @@ MIN_CONFIDENCE: dict[str, float] = {
 STRUCTURE_CONFIDENCE = {
     "created_by": 0.95,
     "identifiers": 0.75,
+    "title_and_tags": 0.75,
     "title": 0.6,
     "related": 0.6,
 }
@@ -718,6 +719,12 @@ def _settle(
         if key in shortened and shortened[key] != key:
             union(shortened[key], key)
         words = key.split()
+        if len(words) > 1 and len(words[-1]) > 3 and key.endswith("s"):
+            # "IBM Semeru Runtimes" in the prose of the note titled "IBM Semeru Runtime"
+            single = key[:-1]
+            if single in spelled and single in products:
+                union(single, key)
+        words = key.split()
         for cut in range(1, len(words)):
             head, rest = " ".join(words[:cut]), " ".join(words[cut:])
             # "hashicorp nomad" and "nomad", "jetbrains mps" and "mps": one product
@@ -878,5 +885,12 @@ def _note_edges(
         said = f"identifiers: cpe vendor {cpe[0]}"
         edge(_VENDOR, vendor_type, "PRODUCES", subject, "identifiers", said)
     elif any(_key(subject).startswith(k + " ") for k in vendor_keys):
-        edge(_VENDOR, vendor_type, "PRODUCES", subject, "title", f"title: {subject}")
+        # a tag naming the vendor backs the title up; alone it proves nothing (HeroDevs
+        # tags the Vue and Node.js pages it sells support for)
+        tagged = [t for t in facts.tags if _squash(t) in vendor_squashed]
+        if tagged:
+            said = f"title: {subject}; tags: {tagged[0]}"
+            edge(_VENDOR, vendor_type, "PRODUCES", subject, "title_and_tags", said)
+        else:
+            edge(_VENDOR, vendor_type, "PRODUCES", subject, "title", f"title: {subject}")
     return out

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 #: Bump when extraction output changes for the same input: cached results of an
 #: older extractor are then recomputed, and the next rebuild extracts every note
 #: made with another version again (``documents.extractor_version``).
-EXTRACTOR_VERSION = "11"
+EXTRACTOR_VERSION = "16"
 
 _REBUILD_LOCK = 7_344_202
 #: kb_meta key of the gazetteer's names as the last published build knew them.

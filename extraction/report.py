@@ -232,7 +232,8 @@ def render_extraction(console: Console, data: dict[str, Any]) -> None:
 
 
 def _share(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+    # three places: a target of 0.85 is not met by 0.846, which two would show as 0.85
+    return "-" if value is None else f"{value:.3f}"
 
 
 def render_graph_eval(console: Console, report: Any, *, details: bool = False) -> None:

@@ -250,3 +250,63 @@ def test_produces_names_the_product_noun_not_what_it_is_for(extractor: Extractor
 def _typed_in(text: str, ctx: ExtractionContext, ex: Extractor) -> set[tuple[str, str, str]]:
     rels = ex.extract(text, ctx).relations
     return {(r.type, r.source, r.target) for r in rels if r.type != "MENTIONED_WITH"}
+
+
+def test_names_listed_with_a_declared_product_are_products(extractor: Extractor) -> None:
+    def entities(text: str, seeds: tuple[tuple[str, str], ...]) -> dict[str, tuple[str, str]]:
+        ctx = ExtractionContext(vendor=None, known_entities=seeds)
+        return {e.text: (e.label, e.source) for e in extractor.extract(text, ctx).entities}
+
+    listed = entities(
+        "A batch file is a script file in DOS, OS/2 and Microsoft Windows.",
+        (("Microsoft Windows", "PRODUCT"),),
+    )
+    assert listed["DOS"] == ("PRODUCT", "list") and listed["OS/2"] == ("PRODUCT", "list")
+    # the model's guess of another type yields to the list it stands in
+    langs = entities(
+        "IntelliJ IDEA supports Java, Kotlin, Groovy and Scala.", (("Kotlin", "PRODUCT"),)
+    )
+    assert {langs[n][0] for n in ("Java", "Groovy", "Scala")} == {"PRODUCT"}
+    # a list of companies is not a list of products; without a seeded product, nothing
+    firms = entities("Microsoft, Google and Apple compete.", (("Microsoft", "ORG"),))
+    assert all(label != "PRODUCT" for label, _ in firms.values())
+    bare = entities("A batch file is a script file in DOS, OS/2 and Windows.", ())
+    assert all(source != "list" for _, source in bare.values())
+
+
+def test_a_declared_product_matches_in_the_plural(extractor: Extractor) -> None:
+    seeds = (("IBM Semeru Runtime", "PRODUCT"), ("OpenJDK", "PRODUCT"))
+    ctx = ExtractionContext(vendor="IBM", known_entities=seeds)
+    text = "IBM Semeru Runtimes is one of the many builds of OpenJDK."
+    found = extractor.extract(text, ctx)
+    assert ("IBM Semeru Runtimes", "PRODUCT", "ruler") in {
+        (e.text, e.label, e.source) for e in found.entities
+    }
+    assert ("BASED_ON", "IBM Semeru Runtimes", "OpenJDK") in _typed_in(text, ctx, extractor)
+
+
+def test_a_declared_name_and_the_capitalised_words_it_modifies_are_one_product(
+    extractor: Extractor,
+) -> None:
+    def entities(text: str, seeds: tuple[tuple[str, str], ...]) -> dict[str, tuple[str, str]]:
+        ctx = ExtractionContext(vendor=None, known_entities=seeds)
+        return {e.text: (e.label, e.source) for e in extractor.extract(text, ctx).entities}
+
+    github = (("GitHub", "ORG"), ("GraphQL", "PRODUCT"))
+    apis = entities(
+        "The GitHub GraphQL API v4 is a shift from the GitHub REST API v3. See the GitHub CLI.",
+        github,
+    )
+    for name in ("GitHub GraphQL API", "GitHub REST API", "GitHub CLI"):
+        assert apis[name] == ("PRODUCT", "compound")
+    # a heading's release words and a common noun's modifiers are not names
+    php = entities("## PHP Release Cycle\n\nUse the PHP HTTP client.", (("PHP", "PRODUCT"),))
+    assert set(php) == {"PHP"}
+    # an organisation word keeps the model's organisation
+    assert "Kotlin Foundation" not in {
+        n.removeprefix("The ")
+        for n, (label, _) in entities(
+            "The Kotlin Foundation was set up by JetBrains.", (("Kotlin", "PRODUCT"),)
+        ).items()
+        if label == "PRODUCT"
+    }

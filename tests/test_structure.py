@@ -288,3 +288,37 @@ def test_a_person_named_with_product_words_is_nobody_whatever_its_relationships(
     names = {e.name for e in graph.entities}
     assert "Container Platform" not in names and "Ada Lovelace" in names
     assert not any(r.type == "FOUNDED_BY" for r in graph.relationships)
+
+
+def test_a_tag_naming_the_vendor_backs_a_title_up_but_proves_nothing_alone() -> None:
+    def note(title: str, tags: str) -> bytes:
+        return f"---\ntitle: {title}\ntags: {tags}\n---\n{title} is supported.\n".encode()
+
+    def produces(folder: str, vendor: str, data: bytes) -> list[Any]:
+        graph = _graph([doc(folder, "eol-x.md", data)], [], vendor)
+        return [r for r in graph.relationships if r.type == "PRODUCES"]
+
+    tagged = produces("Red_Hat", "Red Hat", note("Red Hat Satellite", "red-hat linux"))
+    assert [(r.confidence, r.evidence_sentence) for r in tagged] == [
+        (0.75, "title: Red Hat Satellite; tags: red-hat")
+    ]
+    untagged = produces("Red_Hat", "Red Hat", note("Red Hat Satellite", "linux"))
+    assert [r.confidence for r in untagged] == [0.6]
+    assert produces("HeroDevs", "HeroDevs", note("Vue", "javascript-runtime herodevs")) == []
+
+
+def test_a_product_name_in_the_plural_is_the_product() -> None:
+    text = "IBM Semeru Runtime ships quarterly. IBM Semeru Runtimes is a build of OpenJDK."
+    row = _row(
+        text,
+        [
+            ("IBM Semeru Runtime", "PRODUCT", "ruler"),
+            ("IBM Semeru Runtimes", "PRODUCT", "ner"),
+            ("OpenJDK", "PRODUCT", "ruler"),
+        ],
+        [_rel("IBM Semeru Runtimes", "PRODUCT", "BASED_ON", "OpenJDK", "PRODUCT", 0.6)],
+    )
+    graph = _graph([], [row], "IBM")
+    semeru = [e for e in graph.entities if e.name.startswith("IBM Semeru")]
+    assert len(semeru) == 1 and semeru[0].mention_count == 2
+    assert (semeru[0].name, "BASED_ON", "OpenJDK") in _edges(graph)
