@@ -23,6 +23,7 @@ import hashlib
 import math
 import os
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -219,9 +220,12 @@ class Gate:
             )
         row: dict[str, Any] | None = None  # the pool's connections give dict rows
         params = {"digest": digest(presented.strip()[:MAX_KEY_CHARS]), "limits": self.limits}
+        # one database timeout in all, however the two attempts share it
+        deadline = time.monotonic() + self.db.connect_timeout
         for attempt in (1, 2):
             try:
-                with self.pool.connection() as conn:
+                wait = max(0.05, deadline - time.monotonic())
+                with self.pool.connection(timeout=wait) as conn:
                     row = cast(
                         "dict[str, Any] | None", conn.execute(queries()["admit"], params).fetchone()
                     )
