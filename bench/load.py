@@ -490,6 +490,7 @@ class _ClientSpec:
     seed: int
     pace_s: float = 0.0  # > 0: one call per pace_s at most (the over-limit client)
     over_limit: bool = False
+    url: str | None = None  # this client's server, when not the run's one URL
 
 
 class _Gate:
@@ -637,7 +638,7 @@ async def _run_specs(
     with anyio.move_on_after(connect_budget + duration_s + timeout_s + 30.0):
         async with anyio.create_task_group() as tg:
             for spec in specs:
-                tg.start_soon(_client, spec, url, mix, gate, timeout_s, out)
+                tg.start_soon(_client, spec, spec.url or url, mix, gate, timeout_s, out)
             with anyio.move_on_after(connect_budget):
                 await gate.all_arrived.wait()
             gate.open(await start())
@@ -693,6 +694,7 @@ async def run_clients(
     over_limit_key: str | None = None,
     over_limit_rate: float = 4.0,
     seed: int = 0,
+    urls: Sequence[str] = (),
 ) -> list[CallRecord]:
     """Run ``n_clients`` closed-loop MCP sessions against ``url`` for ``duration_s``
     seconds (client ``i`` uses ``keys[i % len(keys)]``) and return every call's record.
@@ -700,12 +702,18 @@ async def run_clients(
     With ``workers`` > 1 the sessions are spread over that many processes (one Python
     process of clients saturates its GIL long before the server does). With
     ``over_limit_key`` one more client makes ``over_limit_rate`` calls per second with
-    that key; its records have ``over_limit`` set. Calls still running at the end finish
+    that key; its records have ``over_limit`` set. With ``urls`` client ``i`` talks to
+    ``urls[i % len(urls)]`` (replicas of one server). Calls still running at the end finish
     (each within ``timeout_s``) and are part of the records; sessions that cannot be
     opened or break are records of the pseudo-tool ``session``."""
     if not keys:
         raise ValueError("run_clients needs at least one key")
-    specs = [_ClientSpec(i, keys[i % len(keys)], seed * 1_000_003 + i) for i in range(n_clients)]
+    specs = [
+        _ClientSpec(
+            i, keys[i % len(keys)], seed * 1_000_003 + i, url=urls[i % len(urls)] if urls else None
+        )
+        for i in range(n_clients)
+    ]
     if over_limit_key is not None and over_limit_rate > 0:
         specs.append(
             _ClientSpec(

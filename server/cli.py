@@ -43,6 +43,7 @@ environment (defaults in brackets):
   ENABLE_RESPONSE_COMPRESSION   compact JSON text [true]
   RESPONSE_STREAMING            not supported [false]
   BMCIS_RATE_LIMIT_MINUTE/_HOUR/_DAY   requests per key [100 / 1000 / 10000]
+  KB_REPLICA_NAME               this server's name in get_server_metrics [host:port:pid]
   SEARCH_CACHE_TTL, VENDOR_CACHE_TTL   seconds [30 / 300]
   CACHE_MAX_ENTRIES             answers per cache [1000]
   KB_HTTP_MAX_BODY_BYTES        largest HTTP request body [262144]
@@ -82,6 +83,12 @@ def _parser() -> argparse.ArgumentParser:
         default="json",
         help="how streamable HTTP answers a call: one JSON body (default: faster, and the "
         "tools send nothing while they work) or an SSE stream",
+    )
+    parser.add_argument(
+        "--stateless",
+        action="store_true",
+        help="streamable HTTP without server-side sessions: any replica behind a "
+        "round-robin proxy can answer any request (see docs/deploy.md)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     keys = sub.add_parser(
@@ -210,6 +217,8 @@ def _serve(args: argparse.Namespace) -> int:
     from server.service import Service
     from sql import DatabaseError
 
+    if args.stateless and args.transport != "streamable-http":
+        raise CliError("--stateless applies to --transport streamable-http only", EXIT_USAGE)
     settings = _settings()
     try:
         search_settings = SearchSettings()
@@ -237,6 +246,7 @@ def _serve(args: argparse.Namespace) -> int:
             embedder=embedder,
             search_settings=search_settings,
             graph_settings=graph_settings,
+            port=None if args.transport == "stdio" else args.port,
         )
 
     server = create_server(settings, make_service)
@@ -249,5 +259,6 @@ def _serve(args: argparse.Namespace) -> int:
             port=args.port,
             max_request_body_size=settings.http_max_body_bytes,
             json_response=args.http_response == "json",
+            stateless_http=args.stateless,
         )
     return EXIT_OK

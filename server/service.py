@@ -38,6 +38,7 @@ from server.envelope import (
 )
 from server.errors import ErrorCode, ToolFailure, failure_from
 from server.metrics import Metrics
+from server.replicas import ReplicaBoard, replica_name
 from server.settings import ResponseMode, ServerSettings
 from server.shaping import (
     check_fields,
@@ -73,6 +74,7 @@ class Service:
         graph_settings: GraphSettings | None = None,
         pool_size: int = 4,
         watch_builds: bool = True,
+        port: int | None = None,
     ) -> None:
         self.settings = settings
         self.db = db
@@ -98,6 +100,10 @@ class Service:
             },
         )
         self.metrics = Metrics()
+        # every replica's own metrics, shared through the database (server.replicas)
+        self.replicas = ReplicaBoard(
+            db, replica_name(settings.replica_name, port), self._replica_metrics
+        )
         # the cache key each cached tool's answer is kept under (see cached())
         self._keyers: dict[str, Callable[..., tuple[TTLCache, Hashable]]] = {
             "semantic_search": self._search_key,
@@ -111,6 +117,7 @@ class Service:
         self.builds = BuildWatcher(db) if watch_builds else None
 
     def close(self) -> None:
+        self.replicas.close()
         if self.builds is not None:
             self.builds.close()
         self.search_pool.close()
@@ -823,26 +830,37 @@ class Service:
 
     # -- get_server_metrics ---------------------------------------------------------
 
-    def get_server_metrics(self, api_key: str | None) -> Outcome:
-        def handler(rid: str, start: float) -> _Answer:
-            snap = self.metrics.snapshot()
-            snap["caches"] = {
-                name: {
-                    "entries": len(cache),
-                    "hit_rate": round(cache.stats.hit_rate, 4),
-                    "hits": cache.stats.hits,
-                    "misses": cache.stats.misses,
-                    "evictions": cache.stats.evictions,
-                    "ttl_s": cache.ttl,
-                }
-                for name, cache in (("search", self.search_cache), ("vendor", self.vendor_cache))
+    def _replica_metrics(self) -> dict[str, Any]:
+        """This replica's own figures: calls, errors and latency per tool, caches."""
+        snap = self.metrics.snapshot()
+        snap["caches"] = {
+            name: {
+                "entries": len(cache),
+                "hit_rate": round(cache.stats.hit_rate, 4),
+                "hits": cache.stats.hits,
+                "misses": cache.stats.misses,
+                "evictions": cache.stats.evictions,
+                "ttl_s": cache.ttl,
             }
+            for name, cache in (("search", self.search_cache), ("vendor", self.vendor_cache))
+        }
+        return snap
+
+    def get_server_metrics(self, api_key: str | None) -> Outcome:
+        """This replica's metrics (``replica`` names it) and, under ``replicas``,
+        every live replica's own, read from the database (None while unreachable)."""
+
+        def handler(rid: str, start: float) -> _Answer:
+            snap = self._replica_metrics()
+            snap["replica"] = self.replicas.name
             try:
                 snap["graph_build_id"] = self.kg.build_id()
                 snap["database"] = "ok"
+                snap["replicas"] = self.replicas.live()
             except Exception as exc:
                 snap["graph_build_id"] = None
                 snap["database"] = f"unavailable: {failure_from(exc) or type(exc).__name__}"
+                snap["replicas"] = None
             env = envelope(
                 "get_server_metrics", rid, snap, elapsed_ms=(time.perf_counter() - start) * 1000
             )

@@ -106,6 +106,13 @@ class ServerSettings(BaseSettings):
         validation_alias=_env("KB_API_KEYS_FILE", "keys_file"),
         description="hashed API keys (python -m server keys ...)",
     )
+    replica_name: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        validation_alias=_env("KB_REPLICA_NAME", "replica_name"),
+        description="this server's name in get_server_metrics (default host:port:pid)",
+    )
     search_cache_ttl: float = Field(
         default=30.0,
         ge=0.0,

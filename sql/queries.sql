@@ -314,6 +314,22 @@ SELECT value FROM made
 UNION ALL
 SELECT value FROM server_secrets WHERE name = %(name)s;
 
+-- report_replica --
+-- One server replica's own metrics, as of now (server.replicas).
+INSERT INTO server_replicas AS r (name, started_at, seen_at, metrics)
+VALUES (%(name)s, %(started_at)s, now(), %(metrics)s)
+ON CONFLICT (name) DO UPDATE
+SET started_at = excluded.started_at, seen_at = excluded.seen_at, metrics = excluded.metrics;
+
+-- live_replicas --
+-- Replicas that reported within the last %(within_s)s seconds, by name.
+SELECT name, started_at, seen_at, metrics FROM server_replicas
+WHERE seen_at > now() - make_interval(secs => %(within_s)s)
+ORDER BY name;
+
+-- forget_replica --
+DELETE FROM server_replicas WHERE name = %(name)s;
+
 -- graph_eval_documents --
 -- The vendor-graph harness (extraction.graph_eval): labelled notes the knowledge base holds.
 SELECT source_path FROM documents WHERE source_path = ANY(%(paths)s);

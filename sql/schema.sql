@@ -357,3 +357,11 @@ BEGIN
     RETURN QUERY SELECT k_id, k_name, ok,
         ARRAY[floor(lv[1])::int, floor(lv[2])::int, floor(lv[3])::int], w;
 END $$;
+
+-- Each running server replica's metrics (0011): get_server_metrics names them all.
+CREATE TABLE server_replicas (
+    name       text PRIMARY KEY,
+    started_at timestamptz NOT NULL,
+    seen_at    timestamptz NOT NULL DEFAULT now(),
+    metrics    jsonb NOT NULL DEFAULT '{}'
+);

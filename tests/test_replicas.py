@@ -205,3 +205,35 @@ def test_cursors_keys_and_rebuilds_are_shared_by_every_replica(
         new_key_accepted_without_restart=True,
         all_on_new_build_after_s=round(followed_s, 3),
     )
+
+
+def test_every_replica_names_all_live_replicas_with_their_own_metrics(
+    replicas: tuple[list[str], Path, dict[str, str]], db: Database
+) -> None:
+    urls, _, _ = replicas
+    key = KeyStore(db).create("metrics")
+
+    async def main() -> list[dict[str, Any]]:
+        answers = []
+        async with AsyncExitStack() as stack:
+            clients = [await stack.enter_async_context(_session(u, key)) for u in urls]
+            for n, client in enumerate(clients):  # 1, 2 and 3 calls
+                for _ in range(n + 1):
+                    await client.call_tool("list_vendors", {"page_size": 1})
+            for client in clients:
+                env = (await client.call_tool("get_server_metrics", {})).structured_content
+                answers.append(env["results"])
+        return answers
+
+    answers = anyio.run(main)
+    names = [a["replica"] for a in answers]
+    assert len(set(names)) == REPLICAS
+    for own, answer in zip(names, answers, strict=True):
+        listed = {r["name"]: r for r in answer["replicas"]}
+        assert set(listed) == set(names)  # each sees them all, named
+        assert [n for n, r in listed.items() if r["self"]] == [own]
+    # each replica's own counts, as reported by the last replica asked
+    last = {r["name"]: r for r in answers[-1]["replicas"]}
+    for n, name in enumerate(names):
+        assert last[name]["tools"]["list_vendors"]["calls"] == n + 1
+    assert answers[-1]["tools"]["list_vendors"]["calls"] == REPLICAS

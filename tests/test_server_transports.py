@@ -263,6 +263,7 @@ def test_mcp_inspector_cli_lists_and_calls_tools(keyed: tuple[dict[str, str], st
     [
         ({"MAX_TOKENS_PER_RESPONSE": "lots"}, "MAX_TOKENS_PER_RESPONSE", 2),
         ({"DEFAULT_RESPONSE_MODE": "everything"}, "DEFAULT_RESPONSE_MODE", 2),
+        ({"KB_REPLICA_NAME": ""}, "KB_REPLICA_NAME", 2),
         (
             {"DATABASE_URL": "postgresql://x@127.0.0.1:1/none", "KB_DB_CONNECT_TIMEOUT": "1"},
             "cannot connect",
@@ -398,3 +399,69 @@ def test_rate_limits_are_exact_over_http_and_one_key_cannot_exhaust_another(
         other_key_calls=limit // 2,
         other_key_allowed=codes["quiet"].count(None),
     )
+
+
+def test_stateless_replicas_answer_any_request_of_a_session(
+    keyed: tuple[dict[str, str], str],
+) -> None:
+    """Behind a round-robin proxy each request may reach another replica: with
+    --stateless, a client initialised on one continues on the other, cursor included."""
+    import httpx2
+
+    env, key = keyed
+    env = {k: v for k, v in env.items() if k != "BMCIS_API_KEY"}
+    procs = [start_http(env, None, "--stateless") for _ in range(2)]
+    urls = [url for _, url in procs]
+    headers = {"X-API-Key": key, "Accept": "application/json, text/event-stream"}
+    try:
+        with httpx2.Client(timeout=30) as http:
+            init = http.post(
+                urls[0],
+                headers=headers,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "rr", "version": "1"},
+                    },
+                },
+            )
+            assert init.status_code == 200 and "mcp-session-id" not in init.headers
+            answers = []
+            cursor = None
+            for n in range(4):  # alternate replicas, as a round-robin proxy would
+                args: dict[str, Any] = {"page_size": 2}
+                if cursor:
+                    args["cursor"] = cursor
+                call = {"jsonrpc": "2.0", "id": n + 1, "method": "tools/call"}
+                call["params"] = {"name": "list_vendors", "arguments": args}
+                reply = http.post(urls[(n + 1) % 2], headers=headers, json=call)
+                assert reply.status_code == 200, reply.text
+                env_ = reply.json()["result"]["structuredContent"]
+                answers.append([v["vendor_name"] for v in env_["results"]])
+                cursor = env_["pagination"]["cursor"]
+        sdk = _http_call(urls[1], {"X-API-Key": key}, "list_vendors", {"page_size": 2})
+    finally:
+        for proc, _ in procs:
+            stop(proc)
+    pages = [name for page in answers for name in page]
+    assert len(pages) == len(set(pages)) == 8  # four pages, each continuing the last
+    assert not sdk.is_error
+
+
+def test_stateless_is_refused_for_stdio(keyed: tuple[dict[str, str], str]) -> None:
+    env, _ = keyed
+    proc = subprocess.run(
+        [sys.executable, "-m", "server", "--stateless"],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert proc.returncode == 2 and proc.stderr.startswith("error: --stateless applies")
