@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install inspector demo serve test lint eval eval-search eval-kg bench bench-search bench-kg bench-server bench-load reliability notebook clean-db
+.PHONY: install inspector demo serve test lint eval eval-search eval-kg bench bench-search bench-kg bench-server bench-load bench-replicas reliability notebook clean-db
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -83,6 +83,12 @@ bench-server: install
 ## (its own database kb_bench_load from the sample notes); bench/results/load.md.
 bench-load: install
 	$(BIN)/python -m bench.load
+
+## Shared server state: admitting a call through PostgreSQL against in-process, and
+## 1, 2 and 3 server replicas on one database under the load mix.
+bench-replicas: install
+	$(BIN)/python -m bench.ratelimit
+	$(BIN)/python -m bench.replicas
 
 ## Rerun the fault, fuzzing and security tests and the load benchmark; rewrite
 ## docs/reliability.md from what they measured.
