@@ -121,26 +121,25 @@ def test_streamable_http_with_bearer_and_x_api_key(http_server: tuple[str, str])
     assert "kb_not_a_key" not in json.dumps(wrong.structured_content)
 
 
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+
+
 def _raw_call(url: str, key: str, tool: str, args: dict[str, Any]) -> Any:
     """One tools/call posted as a client would (initialize first), the raw response."""
     import httpx2
 
     headers = {"X-API-Key": key, "Accept": "application/json, text/event-stream"}
     with httpx2.Client(timeout=30) as http:
-        init = http.post(
-            url,
-            headers=headers,
-            json={
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "1"},
-                },
-            },
-        )
+        init = http.post(url, headers=headers, json=_INITIALIZE)
         session = init.headers.get("mcp-session-id")
         if session:
             headers["mcp-session-id"] = session
@@ -415,20 +414,7 @@ def test_stateless_replicas_answer_any_request_of_a_session(
     headers = {"X-API-Key": key, "Accept": "application/json, text/event-stream"}
     try:
         with httpx2.Client(timeout=30) as http:
-            init = http.post(
-                urls[0],
-                headers=headers,
-                json={
-                    "jsonrpc": "2.0",
-                    "id": 0,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-06-18",
-                        "capabilities": {},
-                        "clientInfo": {"name": "rr", "version": "1"},
-                    },
-                },
-            )
+            init = http.post(urls[0], headers=headers, json=_INITIALIZE)
             assert init.status_code == 200 and "mcp-session-id" not in init.headers
             answers = []
             cursor = None
