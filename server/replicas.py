@@ -86,22 +86,26 @@ class ReplicaBoard:
             if self._stop.wait(self.interval):
                 return
 
-    def report(self) -> None:
-        """Write this replica's metrics now (raises ``psycopg.Error`` or
-        :class:`~sql.errors.DatabaseError` when the database cannot be reached)."""
+    def report(self, conn: psycopg.Connection[dict[str, Any]] | None = None) -> None:
+        """Write this replica's metrics now, on ``conn`` or a connection of its own
+        (raises ``psycopg.Error`` or :class:`~sql.errors.DatabaseError` when the
+        database cannot be reached)."""
         params = {
             "name": self.name,
             "started_at": self.started_at,
             "metrics": Jsonb(self.snapshot()),
         }
-        with self.db.connect(autocommit=True) as conn:
+        if conn is not None:
             conn.execute(queries()["report_replica"], params)
+            return
+        with self.db.connect(autocommit=True) as own:
+            own.execute(queries()["report_replica"], params)
 
     def live(self) -> list[dict[str, Any]]:
         """Every replica heard from within :data:`LIVE_S` s, this one first reported
         anew, by name: ``name``, ``started_at``, ``seen_at`` and its metrics."""
-        self.report()
         with self.db.connect(autocommit=True) as conn:
+            self.report(conn)
             rows = conn.execute(queries()["live_replicas"], {"within_s": LIVE_S}).fetchall()
         return [
             {
