@@ -39,7 +39,8 @@ environment:
                           (default: packaged all-MiniLM-L6-v2)
   KB_EMBED_BATCH_SIZE     texts per embedding batch (default 64)
   KB_EMBED_NUMPY_MAX      batches up to this size skip torch (default 32; 0: never)
-  KB_STORE_BATCH          chunks computed between commits of the work caches (512)
+  KB_STORE_BATCH          chunks per work unit, committed to the work caches together (128)
+  KB_WORKER_LEASE_S       seconds a worker's claim on a unit lasts (default 60)
   KB_CHUNK_TOKENS         chunk size in word pieces (default 256, the model window)
   KB_CHUNK_OVERLAP        share of a chunk repeated from the previous one (default 0.15)
   KB_SPACY_BATCH_SIZE     texts per spaCy batch (default 64)
@@ -90,6 +91,15 @@ def _parser() -> argparse.ArgumentParser:
         )
         p.add_argument("--json", action="store_true", help="print the summary as JSON")
         p.add_argument("--quiet", action="store_true", help="no progress bar")
+        p.add_argument(
+            "--workers",
+            type=_workers,
+            default=0,
+            metavar="N",
+            help="start N local worker processes for the embed and extract work (default 0: "
+            "this process does it); 'python -m extraction worker' on other machines helps "
+            "either way",
+        )
         return p
 
     add_build(
@@ -104,6 +114,29 @@ def _parser() -> argparse.ArgumentParser:
         "Add or update the notes under PATH without removing anything else.",
         path_required=True,
     )
+
+    worker = command(
+        "worker",
+        "Do embed and extract work for rebuilds, on this or any machine with DATABASE_URL.",
+        "Claim the embed and extract units of running rebuilds on the configured database "
+        "and compute them (a rebuild queues them; see docs/deploy.md). Runs until stopped "
+        "(Ctrl-C or SIGTERM give the unit in hand back at once); a worker killed outright "
+        "loses nothing: its unit is claimed again when its lease (KB_WORKER_LEASE_S) runs "
+        "out. Only units of rebuilds made with this worker's models and extractor version "
+        "are claimed.",
+    )
+    worker.add_argument(
+        "--build",
+        type=_build_id,
+        default=None,
+        metavar="ID",
+        help="work for this build only and exit when its units are all done",
+    )
+    worker.add_argument(
+        "--until-idle", action="store_true", help="exit when no unit is left to claim"
+    )
+    worker.add_argument("--quiet", action="store_true", help="no line per unit")
+    worker.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     status = command("status", "What the knowledge base holds, by vendor, and its last builds.")
     status.add_argument(
@@ -198,6 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_build(args)
         if args.command == "status":
             return _cmd_status(args)
+        if args.command == "worker":
+            return _cmd_worker(args)
         if args.command == "stop-db":
             return _cmd_stop_db()
         if args.command == "extract":
@@ -214,6 +249,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     parser.error(f"unknown command {args.command}")
     return EXIT_USAGE
+
+
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"{value} is out of range (0 to 64)")
+    return value
+
+
+def _build_id(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a build id (a whole number from 1)")
+    return int(text)
 
 
 def _settings_error(exc: ValidationError) -> NoReturn:
@@ -257,7 +308,11 @@ def _cmd_build(args: argparse.Namespace) -> int:
     try:
         with RichProgress(console, enabled=not (args.quiet or args.json)) as progress:
             rebuilder = Rebuilder(
-                db, settings=settings, embedding_settings=embedding, progress=progress
+                db,
+                settings=settings,
+                embedding_settings=embedding,
+                progress=progress,
+                workers=args.workers,
             )
             report = rebuilder.run(path, delete_missing=args.command == "rebuild-graph")
     except (CorpusError, RebuildError, DatabaseError, EmbeddingConfigError) as exc:
@@ -266,6 +321,60 @@ def _cmd_build(args: argparse.Namespace) -> int:
         sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         render_build_report(Console(), report, db.description)
+    return EXIT_OK
+
+
+def _cmd_worker(args: argparse.Namespace) -> int:
+    from extraction.pipeline import Rebuilder
+    from extraction.settings import ExtractionSettings
+    from extraction.work import UnitRunner
+    from extraction.workers import Stop, Worker, WorkerError, install_stop_on_sigterm
+    from search.embedder import EmbeddingConfigError, EmbeddingSettings
+    from sql import DatabaseError
+
+    try:
+        settings = ExtractionSettings()
+        embedding = EmbeddingSettings()
+    except ValidationError as exc:
+        _settings_error(exc)
+    err = Console(stderr=True)
+
+    def say(line: str) -> None:
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    db = _open_db()
+    install_stop_on_sigterm()
+    try:
+        models = Rebuilder(db, settings=settings, embedding_settings=embedding)
+        # loaded before the first claim: a missing model fails here, not mid-unit
+        models.embedder()
+        models.extractor()
+        runner = UnitRunner(models.model.name, models.embedder, models.extractor)
+        worker = Worker(
+            db,
+            runner,
+            models.models_used(),
+            lease_s=settings.worker_lease_s,
+            log=(lambda line: None) if args.quiet else say,
+        )
+        if not args.quiet:
+            say(f"worker {worker.name} on {db.description}: waiting for units")
+        report = worker.run(args.build, until_idle=args.until_idle)
+    except Stop:
+        err.print("stopped: the unit in hand was given back")
+        return 143
+    except (WorkerError, DatabaseError, EmbeddingConfigError) as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
+    elif not args.quiet:
+        say(
+            f"worker {report.name}: {report.units['embed']} embed units "
+            f"({report.chunks['embed']} chunks), {report.units['extract']} extract units "
+            f"({report.chunks['extract']} chunks) in {report.seconds:.1f} s"
+            + (f", {report.dropped} dropped (claimed again)" if report.dropped else "")
+            + (f", {report.reconnects} reconnects" if report.reconnects else "")
+        )
     return EXIT_OK
 
 

@@ -6,8 +6,10 @@ Stages and why they are split this way:
    which keeps a no-change run to a few seconds (no model is even loaded).
 2. **parse + chunk** only new or changed files.
 3. **embed** and 4. **extract** only chunks whose text the work caches do not
-   hold yet (``embedding_cache``, ``extraction_cache``). Both caches are
-   committed batch by batch: a rebuild killed here loses no paid-for work.
+   hold yet (``embedding_cache``, ``extraction_cache``). The work is queued as
+   units in PostgreSQL (:mod:`extraction.work`) and done by this process, by
+   ``--workers N`` local processes, or by workers on other machines; each unit
+   is committed with its cache rows: a rebuild killed here loses no paid-for work.
 5. **publish**: one transaction replaces the changed documents' chunks,
    deletes removed documents, and rewrites the graph of every affected vendor.
    Readers on other connections see the old knowledge base or the new one,
@@ -30,7 +32,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from extraction.chunking import TokenCounter, chunk_document
-from extraction.codec import result_from_json, result_to_json
+from extraction.codec import result_from_json
 from extraction.corpus import FileStat, Problem, corpus_scope, iter_documents, list_files
 from extraction.gazetteer import Gazetteer
 from extraction.graph import (
@@ -44,6 +46,16 @@ from extraction.models import Chunk, ExtractionContext, SourceDocument
 from extraction.names import guess_vendor_type, normalize_name
 from extraction.settings import ExtractionSettings
 from extraction.structure import NoteFacts, note_facts
+from extraction.work import (
+    KINDS,
+    UnitRunner,
+    build_progress,
+    drain,
+    embed_item,
+    enqueue,
+    extract_item,
+    notify,
+)
 from search.embedder import Embedder, EmbeddingSettings, model_info
 from sql import queries
 from sql.database import Database, bind_embedding_model
@@ -138,6 +150,12 @@ class BuildReport:
     problems: list[Problem] = field(default_factory=list)
     stage_seconds: dict[str, float] = field(default_factory=dict)
     models: dict[str, str] = field(default_factory=dict)
+    work_units: int = 0
+    """Embed and extract units the work was split into."""
+    work_units_claimed_again: int = 0
+    """Units claimed again after a worker died or lost its lease."""
+    workers: int = 0
+    """Worker processes (this one included) that finished units."""
 
     @property
     def up_to_date(self) -> bool:
@@ -169,6 +187,11 @@ class BuildReport:
             ],
             "stage_seconds": {k: round(v, 3) for k, v in self.stage_seconds.items()},
             "models": self.models,
+            "work": {
+                "units": self.work_units,
+                "claimed_again": self.work_units_claimed_again,
+                "workers": self.workers,
+            },
         }
 
 
@@ -299,8 +322,12 @@ class Rebuilder:
         progress: Progress | None = None,
         embedder: Embedder | None = None,
         extractor: Extractor | None = None,
+        workers: int = 0,
     ) -> None:
+        """``workers``: local worker processes that do the embed and extract work
+        (0: this process does it)."""
         self.db = db
+        self.workers = workers
         self.settings = settings or ExtractionSettings()
         self.embedding_settings = embedding_settings or EmbeddingSettings()
         self.progress = progress or _NoProgress()
@@ -390,6 +417,7 @@ class Rebuilder:
     ) -> BuildReport:
         q = queries()
         conn.execute(q["mark_interrupted_builds"])
+        conn.execute(q["drop_stale_work_units"])
         conn.commit()
         bind_embedding_model(conn, self.model.name, self.model.dimension)
         stored = conn.execute(q["document_hashes"]).fetchall()
@@ -463,10 +491,17 @@ class Rebuilder:
                 prepared = [
                     prepare(d, counter, self.settings, gazetteer, facts[d.path]) for d in docs
                 ]
-            with timer("embed"):
-                report.chunks_embedded = self._embed_missing(conn, prepared)
-            with timer("extract"):
-                report.chunks_extracted = self._extract_missing(conn, prepared)
+            with timer("queue"):
+                report.chunks_embedded, report.chunks_extracted = self._queue_work(
+                    conn, report.build_id, prepared
+                )
+            self._do_work(conn, report.build_id, timer)
+            summary = conn.execute(q["work_summary"], {"build_id": report.build_id}).fetchone()
+            conn.commit()
+            if summary is not None:
+                report.work_units = int(summary["units"])
+                report.work_units_claimed_again = int(summary["claimed_again"])
+                report.workers = int(summary["workers"])
             with timer("publish"):
                 self._publish(conn, prepared, deleted, existing, report, gazetteer, rebuild_graphs)
             with timer("prune"):
@@ -475,6 +510,7 @@ class Rebuilder:
                 conn.commit()
         except BaseException as exc:
             conn.rollback()
+            conn.execute(q["drop_build_work_units"], {"build_id": report.build_id})
             conn.execute(
                 q["finish_build"],
                 {
@@ -525,62 +561,86 @@ class Rebuilder:
         return gazetteer, {r["source_path"] for r in hits} & keep
 
     # -- stages ------------------------------------------------------------
-    def _embed_missing(
-        self, conn: psycopg.Connection[dict[str, Any]], prepared: Sequence[PreparedDocument]
-    ) -> int:
+    def _queue_work(
+        self,
+        conn: psycopg.Connection[dict[str, Any]],
+        build_id: int,
+        prepared: Sequence[PreparedDocument],
+    ) -> tuple[int, int]:
+        """Queue the embed and extract work the caches lack as units of the build
+        (``work_units``) and wake idle workers; returns the chunks to embed and to
+        extract."""
         q = queries()
         texts: dict[str, str] = {}
+        work: dict[str, tuple[str, ExtractionContext]] = {}
         for p in prepared:
-            for h, c in zip(p.chunk_hashes, p.chunks, strict=True):
+            for h, key, c, ctx in zip(
+                p.chunk_hashes, p.extraction_keys, p.chunks, p.contexts, strict=True
+            ):
                 texts.setdefault(h, c.content)
-        missing = [
+                work.setdefault(key, (c.text, ctx))
+        to_embed = [
             r["content_hash"]
             for r in conn.execute(
                 q["missing_embeddings"], {"hashes": list(texts), "model": self.model.name}
             )
         ]
-        self.progress.stage("embed", len(missing))
-        if not missing:
-            return 0
-        embedder = self.embedder()
-        step = self.settings.store_batch
-        for start in range(0, len(missing), step):
-            batch = missing[start : start + step]
-            vectors = embedder.encode([texts[h] for h in batch])
-            with conn.cursor().copy(q["copy_embedding_cache"]) as copy:
-                copy.set_types(["text", "text", "vector"])
-                for h, v in zip(batch, vectors, strict=True):
-                    copy.write_row((self.model.name, h, v))
-            conn.commit()
-            self.progress.advance(len(batch))
-        return len(missing)
-
-    def _extract_missing(
-        self, conn: psycopg.Connection[dict[str, Any]], prepared: Sequence[PreparedDocument]
-    ) -> int:
-        q = queries()
-        work: dict[str, tuple[str, ExtractionContext]] = {}
-        for p in prepared:
-            for key, c, ctx in zip(p.extraction_keys, p.chunks, p.contexts, strict=True):
-                work.setdefault(key, (c.text, ctx))
-        missing = [
+        to_extract = [
             r["extraction_key"]
             for r in conn.execute(q["missing_extractions"], {"keys": list(work)})
         ]
-        self.progress.stage("extract", len(missing))
-        if not missing:
-            return 0
-        extractor = self.extractor()
-        step = self.settings.store_batch
-        for start in range(0, len(missing), step):
-            batch = missing[start : start + step]
-            results = extractor.extract_many(work[k] for k in batch)
-            with conn.cursor().copy(q["copy_extraction_cache"]) as copy:
-                for key, result in zip(batch, results, strict=True):
-                    copy.write_row((key, orjson.dumps(result_to_json(result)).decode()))
-            conn.commit()
-            self.progress.advance(len(batch))
-        return len(missing)
+        size = self.settings.store_batch
+        enqueue(conn, build_id, "embed", [embed_item(h, texts[h]) for h in to_embed], size)
+        enqueue(conn, build_id, "extract", [extract_item(k, *work[k]) for k in to_extract], size)
+        notify(conn, build_id)
+        conn.commit()
+        return len(to_embed), len(to_extract)
+
+    def _do_work(
+        self, conn: psycopg.Connection[dict[str, Any]], build_id: int, timer: _Timer
+    ) -> None:
+        """Every unit of the build done: here (the default), or by ``workers``
+        local processes; workers elsewhere may help either way."""
+        if self.workers:
+            self._watch_workers(conn, build_id, timer)
+            return
+        runner = UnitRunner(self.model.name, self.embedder, self.extractor)
+        for kind in KINDS:
+            with timer(kind):
+                self.progress.stage(kind, build_progress(conn, build_id).items.get(kind, 0))
+                drain(
+                    conn,
+                    build_id,
+                    runner,
+                    self.models_used(),
+                    kinds=(kind,),
+                    lease_s=self.settings.worker_lease_s,
+                    on_done=lambda unit: self.progress.advance(unit.size),
+                )
+
+    def _watch_workers(
+        self, conn: psycopg.Connection[dict[str, Any]], build_id: int, timer: _Timer
+    ) -> None:
+        from extraction.workers import LocalWorkers, WorkerError
+
+        try:
+            with LocalWorkers(self.workers, build_id) as local:
+                for kind in KINDS:
+                    with timer(kind):
+                        state = build_progress(conn, build_id)
+                        self.progress.stage(kind, state.items.get(kind, 0))
+                        shown = 0
+                        while True:
+                            done = state.done_items.get(kind, 0)
+                            self.progress.advance(done - shown)
+                            shown = done
+                            if not state.pending.get(kind, 0):
+                                break
+                            local.check(conn)
+                            time.sleep(0.2)
+                            state = build_progress(conn, build_id)
+        except WorkerError as exc:
+            raise RebuildError(str(exc)) from None
 
     def _rekey_unchanged_chunks(
         self,
@@ -762,6 +822,7 @@ class Rebuilder:
                     "message": "",
                 },
             )
+            conn.execute(q["drop_build_work_units"], {"build_id": report.build_id})
             self.progress.advance()
 
     def _rebuild_vendor_graph(

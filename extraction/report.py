@@ -60,6 +60,9 @@ def render_build_report(console: Console, report: BuildReport, where: str) -> No
         ("chunks embedded (not cached)", report.chunks_embedded),
         ("chunks extracted (not cached)", report.chunks_extracted),
         ("vendor graphs rebuilt", report.vendors_rebuilt),
+        ("work units (embed + extract)", report.work_units),
+        ("work units claimed again (worker died)", report.work_units_claimed_again),
+        ("worker processes that finished units", report.workers),
     ]
     for label, n in rows:
         summary.add_row(label, f"{n:,}")

@@ -42,11 +42,20 @@ class ExtractionSettings(BaseSettings):
         description="texts per spaCy nlp.pipe batch",
     )
     store_batch: int = Field(
-        default=512,
+        default=128,
         ge=1,
         le=100_000,
         validation_alias=AliasChoices("KB_STORE_BATCH", "store_batch"),
-        description="chunks computed between commits of the work caches",
+        description="chunks per work unit: computed in one go, committed to the work caches "
+        "with it, claimed by one worker",
+    )
+    worker_lease_s: float = Field(
+        default=60.0,
+        ge=1.0,
+        le=3600.0,
+        validation_alias=AliasChoices("KB_WORKER_LEASE_S", "worker_lease_s"),
+        description="seconds a worker's claim on a work unit lasts; a unit whose worker died "
+        "is claimed again after it",
     )
     publish_pause_s: float = Field(
         default=0.0,

@@ -220,7 +220,11 @@ def ensure_extensions(conn: psycopg.Connection[Any]) -> None:
     if not available or available["default_version"] is None:
         raise PgvectorMissing()
     try:
-        conn.execute(q["create_extensions"])
+        # under the migration lock: two processes starting on a new database at
+        # once would otherwise both try to create the extension, and one fail
+        with conn.transaction():
+            conn.execute(q["migration_lock"], {"key": _MIGRATION_LOCK})
+            conn.execute(q["create_extensions"])
     except psycopg.errors.InsufficientPrivilege:
         raise PgvectorMissing(
             "pgvector is installed on the server but this user may not CREATE EXTENSION vector: "

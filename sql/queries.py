@@ -24,7 +24,7 @@ COPY_CHUNKS_TYPES = (
     "jsonb",
 )
 
-QUERY_FILES = ("queries.sql", "search.sql", "graph.sql")
+QUERY_FILES = ("queries.sql", "search.sql", "graph.sql", "work.sql")
 
 
 def parse_named_blocks(text: str) -> dict[str, LiteralString]:

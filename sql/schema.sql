@@ -365,3 +365,19 @@ CREATE TABLE server_replicas (
     seen_at    timestamptz NOT NULL DEFAULT now(),
     metrics    jsonb NOT NULL DEFAULT '{}'
 );
+
+-- A rebuild's embed and extract work as units any worker process claims (0012):
+-- FOR UPDATE SKIP LOCKED, a lease on the database clock, finished only by the
+-- claim that holds it, in the transaction that fills the work caches.
+CREATE TABLE work_units (
+    id          bigserial PRIMARY KEY,
+    build_id    bigint NOT NULL REFERENCES graph_builds (id) ON DELETE CASCADE,
+    kind        text NOT NULL CHECK (kind IN ('embed', 'extract')),
+    items       jsonb NOT NULL,
+    size        integer NOT NULL CHECK (size > 0),
+    claimed_by  text,
+    lease_until timestamptz,
+    attempts    integer NOT NULL DEFAULT 0,
+    done_at     timestamptz
+);
+CREATE INDEX work_units_pending ON work_units (build_id, id) WHERE done_at IS NULL;

@@ -122,3 +122,27 @@ def test_pgdata_folder_with_other_files_is_refused(tmp_path: Path) -> None:
     with pytest.raises(EmbeddedServerError, match="not a PostgreSQL data directory"):
         open_database(DatabaseSettings(pgdata=folder))
     assert (folder / "report.md").read_text() == "mine"
+
+
+def test_replicas_starting_at_once_on_a_new_database_all_come_up(fresh_database: str) -> None:
+    """Several servers or workers pointed at a new database at the same moment:
+    one creates the extensions and the schema, the others wait and find it done."""
+    import threading
+
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            open_database(DatabaseSettings(database_url=fresh_database))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with psycopg.connect(fresh_database) as conn:
+        versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
+    assert len(versions) == len(set(versions)) > 10
