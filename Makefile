@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install inspector demo serve test lint eval eval-search eval-kg bench bench-search bench-kg bench-server bench-load bench-replicas reliability notebook clean-db
+.PHONY: install inspector demo serve test lint eval eval-search eval-kg bench bench-search bench-kg bench-server bench-load bench-replicas bench-workers reliability notebook clean-db
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -89,6 +89,12 @@ bench-load: install
 bench-replicas: install
 	$(BIN)/python -m bench.ratelimit
 	$(BIN)/python -m bench.replicas
+
+## A full rebuild of ../shared/data/vendor_corpus by one process, then by 1 and 2 worker
+## processes; the queue's cost per unit; an estimate for 100,000 notes on 10 machines
+## (about 12 min)
+bench-workers: install
+	$(BIN)/python -m bench.workers
 
 ## Rerun the fault, fuzzing and security tests and the load benchmark; rewrite
 ## docs/reliability.md from what they measured.

@@ -135,6 +135,13 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument(
         "--until-idle", action="store_true", help="exit when no unit is left to claim"
     )
+    worker.add_argument(
+        "--prefer",
+        choices=["embed", "extract"],
+        default="embed",
+        help="kind of unit to take first while there are both (default embed; the local "
+        "workers of rebuild-graph --workers N take turns, so embedding and spaCy overlap)",
+    )
     worker.add_argument("--quiet", action="store_true", help="no line per unit")
     worker.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -355,6 +362,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             runner,
             models.models_used(),
             lease_s=settings.worker_lease_s,
+            prefer=args.prefer,
             log=(lambda line: None) if args.quiet else say,
         )
         if not args.quiet:

@@ -114,8 +114,10 @@ def claim(
     lease_s: float,
     build_id: int | None = None,
     kinds: Iterable[str] = KINDS,
+    prefer: str = "embed",
 ) -> Unit | None:
-    """Claim one unit and commit the claim; None when nothing is claimable now."""
+    """Claim one unit, of kind ``prefer`` if there is one, and commit the claim;
+    None when nothing is claimable now."""
     row = conn.execute(
         queries()["claim_work_unit"],
         {
@@ -124,6 +126,7 @@ def claim(
             "models": Jsonb(models),
             "build_id": build_id,
             "kinds": list(kinds),
+            "prefer": prefer,
         },
     ).fetchone()
     conn.commit()

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -26,7 +27,16 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from extraction.work import Conn, Unit, UnitRunner, build_progress, claim, release, worker_name
+from extraction.work import (
+    KINDS,
+    Conn,
+    Unit,
+    UnitRunner,
+    build_progress,
+    claim,
+    release,
+    worker_name,
+)
 from sql import queries
 from sql.database import Database
 
@@ -76,6 +86,7 @@ class Worker:
         lease_s: float,
         poll_s: float = 1.0,
         name: str | None = None,
+        prefer: str = "embed",
         log: Callable[[str], None] = lambda line: None,
     ) -> None:
         self.db = db
@@ -84,6 +95,7 @@ class Worker:
         self.lease_s = lease_s
         self.poll_s = poll_s
         self.name = name or worker_name()
+        self.prefer = prefer
         self.log = log
         self._conn: Conn | None = None
         self._warned: set[int] = set()
@@ -135,7 +147,12 @@ class Worker:
                 unit = self._retry(
                     "claiming a unit",
                     lambda c: claim(
-                        c, self.name, self.models, lease_s=self.lease_s, build_id=build_id
+                        c,
+                        self.name,
+                        self.models,
+                        lease_s=self.lease_s,
+                        build_id=build_id,
+                        prefer=self.prefer,
                     ),
                     report,
                 )
@@ -236,7 +253,14 @@ def install_stop_on_sigterm() -> None:
 
 
 class LocalWorkers:
-    """``n`` worker processes for one build, their output kept in log files."""
+    """``n`` worker processes for one build, their output kept in log files.
+
+    They take turns in what they prefer (embed, extract, embed, ...), so that
+    embedding and spaCy run side by side rather than one after the other, and
+    unless ``OMP_NUM_THREADS`` is set each gets an even share of the cores for
+    its math libraries (torch would otherwise start one thread per core in every
+    worker). Measured in ``bench.workers`` (docs/deploy.md).
+    """
 
     def __init__(self, n: int, build_id: int, *, env: dict[str, str] | None = None) -> None:
         self.n = n
@@ -248,6 +272,8 @@ class LocalWorkers:
         self._dir = tempfile.TemporaryDirectory(prefix="kb-workers-")
 
     def __enter__(self) -> LocalWorkers:
+        env = dict(os.environ if self.env is None else self.env)
+        env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // self.n)))
         for i in range(self.n):
             log = Path(self._dir.name) / f"worker-{i + 1}.log"
             self._logs.append(log)
@@ -261,11 +287,13 @@ class LocalWorkers:
                             "worker",
                             "--build",
                             str(self.build_id),
+                            "--prefer",
+                            KINDS[i % len(KINDS)],
                         ],
                         stdin=subprocess.DEVNULL,
                         stdout=out,
                         stderr=subprocess.STDOUT,
-                        env=self.env,
+                        env=env,
                     )
                 )
         return self

@@ -25,8 +25,8 @@ LISTEN kb_work_units;
 
 -- claim_work_unit --
 -- One unit no live claim holds, of a running build made with this worker's
--- models and extractor version; embed units first, oldest first. The lease is
--- measured on the database's clock.
+-- models and extractor version; units of the kind the worker prefers first,
+-- oldest first. The lease is measured on the database's clock.
 UPDATE work_units u
 SET claimed_by = %(worker)s,
     lease_until = now() + make_interval(secs => %(lease_s)s),
@@ -41,7 +41,7 @@ WHERE u.id = (
       AND (w.lease_until IS NULL OR w.lease_until < now())
       AND (%(build_id)s::bigint IS NULL OR w.build_id = %(build_id)s::bigint)
       AND w.kind = ANY(%(kinds)s::text[])
-    ORDER BY w.build_id, w.kind, w.id
+    ORDER BY w.build_id, w.kind <> %(prefer)s, w.id
     LIMIT 1
     FOR UPDATE OF w SKIP LOCKED
 )
