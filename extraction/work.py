@@ -54,8 +54,6 @@ if TYPE_CHECKING:
     from search.embedder import Embedder
 
 KINDS = ("embed", "extract")
-#: Seconds a claim holds its unit; a unit of 128 chunks takes about 6 s here.
-DEFAULT_LEASE_S = 60.0
 
 Conn = psycopg.Connection[dict[str, Any]]
 
