@@ -173,9 +173,9 @@ def _estimate(runs: list[dict[str, Any]], queue: dict[str, float]) -> dict[str, 
             f"trips of {NETWORK_RTT_S * 1000:.0f} ms (on top of the per-chunk cost, which "
             "already holds the local queue); claims of different workers do not wait for "
             "each other (SKIP LOCKED), so that cost divides by the worker processes",
-            "PostgreSQL keeps up: at the estimated rate it serves about "
-            f"{scale_units / max(compute_s, 1e-9):.0f} claims/s, far below what one "
-            "server does for single-row updates",
+            "PostgreSQL keeps up: at the estimated rate it serves "
+            f"{scale_units / max(compute_s, 1e-9):.1f} claims per second, far below what "
+            "one server does for single-row updates",
         ],
     }
 
