@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from extraction.settings import BUNDLED_SAMPLE
+from extraction.settings import BUNDLED_SAMPLE, ExtractionSettings
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -27,25 +27,15 @@ EXIT_USAGE = 2
 #: Longest text ``extract`` takes: spaCy's ``nlp.max_length`` (longer texts raise).
 EXTRACT_MAX_CHARS = 1_000_000
 
-ENVIRONMENT_HELP = """\
-environment:
-  DATABASE_URL            PostgreSQL with pgvector (postgresql://...); unset: embedded server
-  KB_PGDATA               embedded server data directory
-                          (default: $XDG_DATA_HOME/vendor-knowledge/pgdata,
-                           i.e. ~/.local/share/vendor-knowledge/pgdata)
-  KB_DB_CONNECT_TIMEOUT   seconds to wait for the database (default 10)
-  KB_CORPUS               default notes folder for rebuild-graph (default: bundled sample)
-  KB_EMBEDDING_MODEL      local sentence-transformers model folder
-                          (default: packaged all-MiniLM-L6-v2)
-  KB_EMBED_BATCH_SIZE     texts per embedding batch (default 64)
-  KB_EMBED_NUMPY_MAX      batches up to this size skip torch (default 32; 0: never)
-  KB_STORE_BATCH          chunks per work unit, committed to the work caches together (512)
-  KB_WORKER_LEASE_S       seconds a worker's claim on a unit lasts (default 300)
-  KB_CHUNK_TOKENS         chunk size in word pieces (default 256, the model window)
-  KB_CHUNK_OVERLAP        share of a chunk repeated from the previous one (default 0.15)
-  KB_SPACY_BATCH_SIZE     texts per spaCy batch (default 64)
-  KB_MAX_FILE_BYTES       larger notes are skipped with a warning (default 5 MiB)
-"""
+
+def _environment_help() -> str:
+    """The variables of the extraction stage, from their settings models."""
+    from search.embedder import EmbeddingSettings
+    from sql.settings import OTHER_VARIABLES, DatabaseSettings, environment_help
+
+    return environment_help(
+        DatabaseSettings, ExtractionSettings, EmbeddingSettings, other=OTHER_VARIABLES
+    )
 
 
 class CliError(Exception):
@@ -57,6 +47,7 @@ class CliError(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
+    environment = _environment_help()
     parser = argparse.ArgumentParser(
         prog="python -m extraction",
         description=(
@@ -64,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
             "PostgreSQL: chunks with embeddings and full text, plus a per-vendor graph of "
             "entities and typed relationships."
         ),
-        epilog=ENVIRONMENT_HELP,
+        epilog=environment,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -76,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
             name,
             help=help_text,
             description=description or help_text,
-            epilog=ENVIRONMENT_HELP,
+            epilog=environment,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
 
@@ -302,14 +293,14 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from search.embedder import EmbeddingConfigError, EmbeddingSettings
     from sql import DatabaseError
 
-    path: Path = args.path or Path(os.environ.get("KB_CORPUS") or BUNDLED_SAMPLE)
-    if not path.exists():
-        raise CliError(f"{path}: no such file or folder", EXIT_USAGE)
     try:
         settings = ExtractionSettings()
         embedding = EmbeddingSettings()
     except ValidationError as exc:
         _settings_error(exc)
+    path: Path = args.path or settings.corpus or BUNDLED_SAMPLE
+    if not path.exists():
+        raise CliError(f"{path}: no such file or folder", EXIT_USAGE)
     console = Console(stderr=True)
     db = _open_db()
     try:

@@ -25,17 +25,13 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
-ENVIRONMENT_HELP = """\
-environment:
-  DATABASE_URL                PostgreSQL with pgvector (postgresql://...); unset: embedded server
-  KB_PGDATA                   embedded server data directory
-                              (default ~/.local/share/vendor-knowledge/pgdata)
-  KB_DB_CONNECT_TIMEOUT       seconds to wait for the database (default 10)
-  KB_GRAPH_MAX_ENTITIES       entities in a capped graph (default 100)
-  KB_GRAPH_MAX_RELATIONSHIPS  relationships in a capped graph (default 500)
-  KB_GRAPH_CACHE_VENDORS      vendor graphs kept in memory (default 64)
-  KB_GRAPH_MAX_HOPS           default longest path (default 6)
-"""
+
+def _environment_help() -> str:
+    """The variables of the graph module, from their settings models."""
+    from kg.settings import GraphSettings
+    from sql.settings import DatabaseSettings, environment_help
+
+    return environment_help(DatabaseSettings, GraphSettings)
 
 
 class CliError(Exception):
@@ -45,6 +41,7 @@ class CliError(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
+    environment = _environment_help()
     parser = argparse.ArgumentParser(
         prog="python -m kg",
         description=(
@@ -52,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
             "vendor name, show statistics, export a capped graph, find paths and cross-vendor "
             "links, and measure vendor disambiguation."
         ),
-        epilog=ENVIRONMENT_HELP,
+        epilog=environment,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -62,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
             name,
             help=help_text,
             description=help_text.replace("%%", "%"),  # help is %-formatted, this is not
-            epilog=ENVIRONMENT_HELP,
+            epilog=environment,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         p.add_argument("--json", action="store_true", help="print JSON instead of tables")

@@ -43,7 +43,8 @@ class EmbeddingSettings(BaseSettings):
     model_path: Path | None = Field(
         default=None,
         validation_alias=AliasChoices("KB_EMBEDDING_MODEL", "model_path"),
-        description="local sentence-transformers model folder (default: packaged MiniLM)",
+        description="local sentence-transformers model folder; the vector dimension follows it",
+        json_schema_extra={"shown_default": "packaged all-MiniLM-L6-v2"},
     )
     small_batch_max: int = Field(
         default=32,

@@ -137,12 +137,13 @@ class SearchSettings(BaseSettings):
         "recency_boost",
         0.0,
         "the query asks for the latest or current state: a note dated today gets all of it, "
-        "halving every recency_half_life_days",
+        "halving every KB_BOOST_RECENCY_HALF_LIFE days",
     )
     recency_half_life_days: float = Field(
         default=365.0,
         gt=0.0,
         validation_alias=AliasChoices("KB_BOOST_RECENCY_HALF_LIFE", "recency_half_life_days"),
+        description="days for the recency boost to halve",
     )
     entity_boost: float = _boost(
         "KB_BOOST_ENTITY",

@@ -28,28 +28,18 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
-ENVIRONMENT_HELP = """\
-environment (defaults in brackets):
-  BMCIS_API_KEY                 the key a stdio client runs the server with
-  KB_API_KEYS_FILE              a key file of an earlier version, imported into the
-                                database once [~/.local/share/vendor-knowledge/api_keys.json]
-  DATABASE_URL, KB_PGDATA       the knowledge base [embedded server in KB_PGDATA]
-  DEFAULT_RESPONSE_MODE         ids_only | metadata | preview | full [metadata]
-  MAX_TOKENS_PER_RESPONSE       token budget per response [15000]
-  TOKEN_WARNING_THRESHOLD       warn above this share of the budget [0.8]
-  LOW_QUALITY_THRESHOLD         LOW_QUALITY_RESULTS when no hybrid_score is above [0.5]
-  ENABLE_DESKTOP_ENHANCEMENTS   ranking, deduplication, visual hints [true]
-  INCLUDE_CONFIDENCE_SCORES     per-result confidence [true]
-  ENABLE_RESPONSE_COMPRESSION   compact JSON text [true]
-  RESPONSE_STREAMING            not supported [false]
-  BMCIS_RATE_LIMIT_MINUTE/_HOUR/_DAY   requests per key [100 / 1000 / 10000]
-  KB_REPLICA_NAME               this server's name in get_server_metrics [host:port:pid]
-  SEARCH_CACHE_TTL, VENDOR_CACHE_TTL   seconds [30 / 300]
-  CACHE_MAX_ENTRIES             answers per cache [1000]
-  KB_HTTP_MAX_BODY_BYTES        largest HTTP request body [262144]
-  LOG_LEVEL                     DEBUG | INFO | WARNING | ERROR | CRITICAL [WARNING]
-  KB_GRAPH_*, KB_SEARCH_*, KB_EMBEDDING_MODEL   see the README
-"""
+
+def _environment_help() -> str:
+    """Every variable the server reads, from the settings models."""
+    from kg.settings import GraphSettings
+    from search.embedder import EmbeddingSettings
+    from search.settings import SearchSettings
+    from server.settings import ServerSettings
+    from sql.settings import DatabaseSettings, environment_help
+
+    return environment_help(
+        ServerSettings, DatabaseSettings, SearchSettings, GraphSettings, EmbeddingSettings
+    )
 
 
 class CliError(Exception):
@@ -59,6 +49,7 @@ class CliError(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
+    environment = _environment_help()
     parser = argparse.ArgumentParser(
         prog="python -m server",
         description=(
@@ -66,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
             "get_chunk, list_vendors, find_entity_path, get_entity_neighbors and "
             "get_server_metrics. Without a command, runs the server (stdio by default)."
         ),
-        epilog=ENVIRONMENT_HELP,
+        epilog=environment,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -99,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
             "shared by every server on it: a new key works at once, a revoked key is refused "
             "from the next call on, without restarting any server."
         ),
-        epilog=ENVIRONMENT_HELP,
+        epilog=environment,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ksub = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)

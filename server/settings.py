@@ -104,14 +104,16 @@ class ServerSettings(BaseSettings):
     keys_file: Path = Field(
         default_factory=lambda: default_state_dir() / "api_keys.json",
         validation_alias=_env("KB_API_KEYS_FILE", "keys_file"),
-        description="hashed API keys (python -m server keys ...)",
+        description="a key file of an earlier version, imported into the database once",
+        json_schema_extra={"shown_default": "$XDG_DATA_HOME/vendor-knowledge/api_keys.json"},
     )
     replica_name: str | None = Field(
         default=None,
         min_length=1,
         max_length=200,
         validation_alias=_env("KB_REPLICA_NAME", "replica_name"),
-        description="this server's name in get_server_metrics (default host:port:pid)",
+        description="this server's name in get_server_metrics",
+        json_schema_extra={"shown_default": "host:port:pid"},
     )
     search_cache_ttl: float = Field(
         default=30.0,

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import textwrap
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -28,11 +31,13 @@ class DatabaseSettings(BaseSettings):
         default=None,
         validation_alias=AliasChoices("DATABASE_URL", "database_url"),
         description="postgresql:// URL of a server with pgvector; unset: embedded server",
+        json_schema_extra={"shown_default": "unset: embedded server in KB_PGDATA"},
     )
     pgdata: Path = Field(
         default_factory=default_pgdata,
         validation_alias=AliasChoices("KB_PGDATA", "pgdata"),
         description="data directory of the embedded server (used when DATABASE_URL is unset)",
+        json_schema_extra={"shown_default": "$XDG_DATA_HOME/vendor-knowledge/pgdata"},
     )
     connect_timeout: float = Field(
         default=10.0,
@@ -71,3 +76,80 @@ def settings_problem(exc: ValidationError) -> str:
     """
     problems = [f"{e['loc'][0] if e['loc'] else '?'}: {e['msg']}" for e in exc.errors()]
     return "invalid setting: " + "; ".join(problems)
+
+
+# -- one source for the documentation of every environment variable -------------
+#
+# ``--help`` environment sections and docs/configuration.md are generated from the
+# settings models' fields (their alias, default and description), so a variable is
+# documented where it is defined. A field whose default needs words (a computed
+# path, "unset") says so with json_schema_extra={"shown_default": "..."}.
+
+#: Variables read outside any settings model: (name, default, meaning).
+OTHER_VARIABLES: tuple[tuple[str, str, str], ...] = (
+    ("XDG_DATA_HOME", "~/.local/share", "base folder of the default KB_PGDATA and key file"),
+    (
+        "KB_EVAL_DATA",
+        "../shared/data",
+        "evaluation data of the eval commands (KnowledgeNet, wikigold, SciFact, vendor corpus)",
+    ),
+    ("TEST_DATABASE_URL", "unset", "tests: a server to create test databases on"),
+)
+
+
+def _variable(field: Any) -> str | None:
+    alias = field.validation_alias
+    choices = getattr(alias, "choices", [alias])
+    for choice in choices:
+        if isinstance(choice, str) and choice.isupper():
+            return choice
+    return None
+
+
+def _shown_default(field: Any) -> str:
+    extra = field.json_schema_extra
+    if isinstance(extra, dict) and "shown_default" in extra:
+        return str(extra["shown_default"])
+    default = field.get_default(call_default_factory=True)
+    if default is None:
+        return "unset"
+    if isinstance(default, bool):
+        return str(default).lower()
+    if isinstance(default, float) and default.is_integer():
+        return str(int(default))
+    return str(default)
+
+
+def environment_rows(*models: type[BaseSettings]) -> list[tuple[str, str, str]]:
+    """(variable, default, meaning) of every environment-backed field, in order."""
+    rows: list[tuple[str, str, str]] = []
+    for model in models:
+        for field in model.model_fields.values():
+            name = _variable(field)
+            if name is not None:
+                rows.append((name, _shown_default(field), field.description or ""))
+    return rows
+
+
+def environment_help(
+    *models: type[BaseSettings], other: Sequence[tuple[str, str, str]] = ()
+) -> str:
+    """The ``environment`` section of a ``--help``: one entry per variable."""
+    rows = environment_rows(*models) + list(other)
+    width = max(len(name) for name, _, _ in rows) + 2
+    lines = ["environment (defaults in brackets):"]
+    for name, default, meaning in rows:
+        text = textwrap.wrap(f"{meaning} [{default}]", width=94 - width) or [""]
+        lines.append(f"  {name:<{width}}{text[0]}")
+        lines.extend(" " * (width + 2) + more for more in text[1:])
+    return "\n".join(lines) + "\n"
+
+
+def environment_table(
+    *models: type[BaseSettings], other: Sequence[tuple[str, str, str]] = ()
+) -> str:
+    """A markdown table of the variables (docs/configuration.md)."""
+    lines = ["| variable | default | meaning |", "|---|---|---|"]
+    for name, default, meaning in environment_rows(*models) + list(other):
+        lines.append(f"| `{name}` | `{default}` | {meaning} |")
+    return "\n".join(lines) + "\n"
