@@ -88,6 +88,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from bench import bench_queries
 from search.metrics import percentile
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -1022,19 +1023,11 @@ def mix_from_database(conninfo: str, *, per_vendor: int = 4) -> Mix:
     from psycopg.rows import dict_row
 
     with psycopg.connect(conninfo, row_factory=dict_row) as conn:
-        vendors = conn.execute(
-            "SELECT id, name, aliases FROM vendors WHERE entity_count > 0 "
-            "AND name NOT LIKE '\\_%' ORDER BY name"
-        ).fetchall()
-        entities = conn.execute(
-            "SELECT e.id, e.vendor_id, e.name, e.mention_count, "
-            "count(*) OVER (PARTITION BY e.vendor_id, lower(e.name)) AS same_name "
-            "FROM entities e"
-        ).fetchall()
-        relationships = conn.execute(
-            "SELECT vendor_id, source_id, target_id FROM relationships ORDER BY id"
-        ).fetchall()
-        chunk_ids = [r["id"] for r in conn.execute("SELECT id FROM chunks ORDER BY id")]
+        q = bench_queries()
+        vendors = conn.execute(q["load_vendors"]).fetchall()
+        entities = conn.execute(q["load_entities"]).fetchall()
+        relationships = conn.execute(q["load_relationships"]).fetchall()
+        chunk_ids = [r["id"] for r in conn.execute(q["load_chunk_ids"])]
     by_id = {e["id"]: e for e in entities}
     names: list[list[str]] = []
     paths: list[tuple[str, str, str]] = []

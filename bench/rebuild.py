@@ -60,9 +60,9 @@ def _bare_limits(conninfo: str) -> dict[str, Any]:
     import psycopg
 
     with psycopg.connect(conninfo) as conn:
-        rows = conn.execute(
-            "SELECT content, context_header FROM chunks ORDER BY document_id, chunk_index"
-        ).fetchall()
+        from bench import bench_queries
+
+        rows = conn.execute(bench_queries()["rebuild_chunk_texts"]).fetchall()
     contents = [r[0] for r in rows]
     bodies = [c[len(h) + 2 :] if h else c for c, h in rows]
 

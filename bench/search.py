@@ -57,6 +57,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from bench import bench_queries
 from search.embedder import Embedder, EmbeddingSettings
 from search.eval import (
     chunk_corpus,
@@ -283,8 +284,8 @@ def ingest_cost(data: Any, documents: int, embedder: Embedder) -> dict[str, Any]
     server = server_conninfo(DatabaseSettings())
     with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(
-            pgsql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                pgsql.Identifier(INGEST_DATABASE)
+            pgsql.SQL(bench_queries()["drop_database"]).format(
+                name=pgsql.Identifier(INGEST_DATABASE)
             )
         )
     db = named_database(server, INGEST_DATABASE)

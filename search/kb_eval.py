@@ -44,6 +44,7 @@ from search.hybrid import Candidate, fetch_candidates, rank_candidates, refuse
 from search.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from search.query import SearchFilters
 from search.settings import SearchSettings
+from sql import queries
 from sql.database import Database, named_database, server_conninfo
 from sql.errors import DatabaseError
 from sql.settings import DatabaseSettings, settings_problem
@@ -230,7 +231,7 @@ def evaluate(
     vectors = embedder.encode([q.query for q in items])
     fetched: list[tuple[LabelledQuery, list[Candidate]]] = []
     with db.connect() as conn:
-        stored = {r["source_path"] for r in conn.execute("SELECT source_path FROM documents")}
+        stored = {r["source_path"] for r in conn.execute(queries()["document_paths"])}
         missing = sorted({p for q in items for p in q.relevant} - stored)
         with Progress(console=_stderr, transient=True) as progress:
             task = progress.add_task("queries", total=len(items))

@@ -86,8 +86,8 @@ class BuildWatcher:
         while not self._stop.is_set():
             try:
                 with self._db.connect(autocommit=True) as conn:
-                    conn.execute(f"SET application_name = '{APPLICATION_NAME}'")
-                    conn.execute(f"LISTEN {CHANNEL}")
+                    conn.execute(queries()["set_application_name"], {"name": APPLICATION_NAME})
+                    conn.execute(queries()["listen_graph_builds"])
                     self._read(conn)  # after LISTEN: no commit can fall in between
                     backoff = 0.05
                     idle = 0

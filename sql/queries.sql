@@ -357,3 +357,13 @@ WHERE r.type <> 'MENTIONED_WITH'
   AND (r.evidence_chunk_id = ANY(%(chunk_ids)s)
        OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(coalesce(r.metadata -> 'chunks', '[]'))
                   AS x(id) WHERE x.id::bigint = ANY(%(chunk_ids)s)));
+
+-- document_paths --
+SELECT source_path FROM documents;
+
+-- set_application_name --
+SELECT set_config('application_name', %(name)s, false);
+
+-- listen_graph_builds --
+-- The channel the graph_builds trigger notifies (server.builds.CHANNEL).
+LISTEN kb_graph_builds;
