@@ -360,8 +360,11 @@ def _cmd_worker(args: argparse.Namespace) -> int:
             say(f"worker {worker.name} on {db.description}: waiting for units")
         report = worker.run(args.build, until_idle=args.until_idle)
     except Stop:
-        err.print("stopped: the unit in hand was given back")
+        say("stopped: a unit in hand was given back")
         return 143
+    except KeyboardInterrupt:
+        say("interrupted: a unit in hand was given back")
+        return 130
     except (WorkerError, DatabaseError, EmbeddingConfigError) as exc:
         raise CliError(str(exc)) from None
     if args.json:
