@@ -261,7 +261,7 @@ class RelationEvalResult:
         }
 
 
-def _progress(items: Iterable[T], total: int, label: str, show: bool) -> Iterator[T]:
+def progress_over(items: Iterable[T], total: int, label: str, show: bool) -> Iterator[T]:
     if not show:
         yield from items
         return
@@ -323,7 +323,7 @@ def run_relation_eval(
         predicted: list[tuple[Fact, float]] = []
         stream = ex.extract_many((p.text, ExtractionContext()) for p in chosen)
         for p, result in zip(
-            chosen, _progress(stream, len(chosen), "KnowledgeNet", show_progress), strict=True
+            chosen, progress_over(stream, len(chosen), "KnowledgeNet", show_progress), strict=True
         ):
             for r in result.relations:
                 src = p.text[r.source_span[0] : r.source_span[1]]
@@ -543,13 +543,15 @@ def run_ner_eval(
     gold = [d.spans for d in docs]
     bare = score_spans(
         gold,
-        list(_progress(_bare_spans(nlp.pipe(texts)), len(docs), "wikigold bare", show_progress)),
+        list(
+            progress_over(_bare_spans(nlp.pipe(texts)), len(docs), "wikigold bare", show_progress)
+        ),
     )
     ours = score_spans(
         gold,
         [
             [(e.start, e.end, NER_TYPES[e.label]) for e in r.entities if e.label in NER_TYPES]
-            for r in _progress(
+            for r in progress_over(
                 ex.extract_many((t, ExtractionContext()) for t in texts),
                 len(docs),
                 "wikigold pipeline",

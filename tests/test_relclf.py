@@ -12,18 +12,20 @@ from extraction.nlp import Extractor, shared_nlp
 from extraction.relations import Mention, find_relations
 from extraction.relclf import (
     CLASSIFIED_TYPES,
+    MODEL_PATH,
+    RelationClassifier,
+    _fit,
+    generate_candidates,
+    hash_features,
+    wilson_lower,
+)
+from training.relclf import (
     HIGH_CHECK_MIN_N,
     HIGH_POINT,
     HIGH_WILSON_LOW,
-    MODEL_PATH,
-    RelationClassifier,
     _calibrate,
-    _fit,
     _main,
-    generate_candidates,
-    hash_features,
     micro_thresholds,
-    wilson_lower,
 )
 
 
