@@ -33,6 +33,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 ## Lint, type-check and run the whole test suite (real PostgreSQL, real models,
 ## real MCP sessions over stdio and HTTP, the MCP Inspector CLI).
