@@ -52,87 +52,32 @@ from spacy.tokens import Doc, Span, Token
 
 from extraction.models import RelationMention
 from extraction.names import display_form
+from extraction.relation_words import (
+    ACQ_NOUNS,
+    ACQ_VERBS,
+    BASE_WORDS,
+    CLAUSAL,
+    COMPETE_WORDS,
+    FOUND_WORDS,
+    HQ_WORDS,
+    MAKE_VERBS,
+    NOT_ORGS,
+    ORG_PRONOUNS,
+    OWN_VERBS,
+    PARENT_NOUNS,
+    PARTNER_WORDS,
+    PERSON_PRONOUNS,
+    PRODUCE_WORDS,
+    PRODUCT_NOUNS,
+    RELATIVE,
+    SUB_NOUNS,
+    WORK_NOUNS,
+    WORK_VERBS,
+)
 from extraction.spans import name_chars
 
 if TYPE_CHECKING:  # relclf builds on this module: no import cycle at run time
     from extraction.relclf import RelationClassifier
-
-# -- trigger lexicons (lower-cased surface forms: the lemmatizer is off) ----
-
-_WORK_NOUNS = frozenset(
-    """
-    ceo ceos president vice-president chairman chairwoman chairperson chair director
-    directors executive executives officer officers chief employee employees member members
-    manager managers head vp svp evp cto cfo coo cio cmo cso md gm partner partners
-    professor lecturer fellow researcher scientist engineer editor analyst consultant
-    adviser advisor secretary treasurer trustee dean associate staff principal architect
-    developer designer producer correspondent reporter columnist anchor coach captain leader
-    spokesman spokeswoman spokesperson counsel attorney economist strategist administrator
-    superintendent commissioner chancellor provost rector publisher owner presenter host
-    employee board faculty
-    """.split()  # noqa: SIM905
-)
-_WORK_VERBS = frozenset(
-    """
-    joined join joins joining rejoined worked work works working served serve serves serving
-    hired employed appointed named led leads lead leading headed heads heading ran runs run
-    running manages managed managing taught teaches teach teaching resigned retired left
-    promoted chaired chairs presided presides oversaw oversees
-    """.split()  # noqa: SIM905
-)
-_FOUND_WORDS = frozenset(
-    """
-    founded founding founder founders co-founder co-founders cofounder cofounders co-founded
-    cofounded establish established establishing co-established started creator
-    """.split()  # noqa: SIM905
-)
-_HQ_WORDS = frozenset(
-    """
-    headquartered headquarters headquarter hq hqs based located situated head-quartered
-    """.split()  # noqa: SIM905
-)
-_SUB_NOUNS = frozenset(
-    """
-    subsidiary subsidiaries division divisions unit arm affiliate part branch imprint brand
-    daughter
-    """.split()  # noqa: SIM905
-)
-_OWN_VERBS = frozenset(["owned", "owns", "own"])
-_PARENT_NOUNS = frozenset(["parent", "owner"])
-_ACQ_VERBS = frozenset(
-    ["acquired", "acquires", "acquire", "bought", "buys", "buy", "purchased", "purchases"]
-)
-_ACQ_NOUNS = frozenset(["acquisition", "takeover", "purchase"])
-_PARTNER_WORDS = frozenset(
-    """
-    partnered partnership partnerships partner partners alliance collaboration collaborated
-    collaborates teamed
-    """.split()  # noqa: SIM905
-)
-_COMPETE_WORDS = frozenset(
-    ["competitor", "competitors", "compete", "competes", "competing", "rival", "rivals"]
-)
-_PRODUCE_WORDS = frozenset(
-    """
-    developed develops develop developer created creates create made makes make maker
-    released releases release launched launches produced produces producer manufacturer
-    manufactures manufactured designed designs built builds published publishes publisher
-    offers offered ships shipped sells sold vendor introduced introduces
-    """.split()  # noqa: SIM905
-)
-
-#: Organisation "names" the model finds that are parts of an organisation.
-_NOT_ORGS = frozenset(
-    ("board", "board of directors", "the board", "senate", "state", "ipo", "parliament")
-)
-
-_PERSON_PRONOUNS = frozenset(
-    ["he", "she", "him", "his", "her", "hers", "who", "whom", "whose", "i", "my", "me"]
-)
-_ORG_PRONOUNS = frozenset(["it", "its", "which", "they", "their", "we", "our"])
-_RELATIVE = frozenset(["who", "whom", "whose", "which", "where", "that"])
-#: Relative words that are mentions only on a clause about an organisation.
-_CLAUSAL = frozenset(["where", "that"])
 
 #: Confidence per (relation type, trigger family, path bucket, pronoun end).
 #: Buckets: ``s`` <= 3 dependency edges, ``m`` 4-5, ``l`` 6-7; ``*`` matches
@@ -232,7 +177,7 @@ class Mention:
 
 
 @dataclass(frozen=True, slots=True)
-class _Found:
+class Found:
     type: str
     source: Mention
     target: Mention
@@ -255,10 +200,10 @@ def pronoun_mentions(doc: Doc, mentions: Sequence[Mention]) -> list[Mention]:
     for tok in doc:
         low = tok.lower_
         if owner[tok.i] >= 0 or (
-            low not in _PERSON_PRONOUNS and low not in _ORG_PRONOUNS and low not in _CLAUSAL
+            low not in PERSON_PRONOUNS and low not in ORG_PRONOUNS and low not in CLAUSAL
         ):
             continue
-        if low in _CLAUSAL:
+        if low in CLAUSAL:
             # "X, where he worked", "X, a company that provides ...": only a
             # relative clause on an organisation (or on a noun in apposition to
             # one); "where" after a place is the place itself
@@ -271,13 +216,13 @@ def pronoun_mentions(doc: Doc, mentions: Sequence[Mention]) -> list[Mention]:
         elif tok.pos_ not in ("PRON", "DET") and tok.tag_ not in ("WP", "WDT", "WP$", "PRP$"):
             continue
         antecedent: Mention | None = None
-        if low in _RELATIVE:
+        if low in RELATIVE:
             # "X, who founded Y": who <-nsubj- founded <-relcl- X
             verb = tok.head
             host = _clause_host(verb.head, owner)
             if verb.dep_ == "relcl" and owner[host.i] >= 0:
                 antecedent = mentions[owner[host.i]]
-            want = "PERSON" if low in _PERSON_PRONOUNS else "ORG"
+            want = "PERSON" if low in PERSON_PRONOUNS else "ORG"
             if antecedent is not None and antecedent.label == "LOCATION" and want == "ORG":
                 # "CEO of Acme, based in Brisbane, which she founded": the
                 # parser hangs the clause on the nearest noun, a place that
@@ -286,10 +231,10 @@ def pronoun_mentions(doc: Doc, mentions: Sequence[Mention]) -> list[Mention]:
             label = (
                 antecedent.label
                 if antecedent is not None
-                else ("PERSON" if low in _PERSON_PRONOUNS else "ORG")
+                else ("PERSON" if low in PERSON_PRONOUNS else "ORG")
             )
         else:
-            label = "PERSON" if low in _PERSON_PRONOUNS else "ORG"
+            label = "PERSON" if low in PERSON_PRONOUNS else "ORG"
             antecedent = _previous(mentions, starts, tok, label, 0)
         if antecedent is not None and antecedent.label not in ("PERSON", "ORG"):
             antecedent = None
@@ -428,26 +373,26 @@ def _classify(
         (person, rp), (org, ro) = (
             ((m1, r1), (m2, r2)) if m1.label == "PERSON" else ((m2, r2), (m1, r1))
         )
-        if org.canonical.casefold() in _NOT_ORGS:
+        if org.canonical.casefold() in NOT_ORGS:
             return out
-        if words & _WORK_NOUNS:
-            tight = _structured(inner, _WORK_NOUNS, ro, rp, _ORG_OF_ROLE)
+        if words & WORK_NOUNS:
+            tight = _structured(inner, WORK_NOUNS, ro, rp, _ORG_OF_ROLE)
             out.append(("WORKS_FOR", person, org, "work_noun_arg" if tight else "work_noun"))
-        elif words & _WORK_VERBS:
+        elif words & WORK_VERBS:
             out.append(("WORKS_FOR", person, org, "work_verb"))
-        elif not words & _FOUND_WORDS:
+        elif not words & FOUND_WORDS:
             # "professor emerita at Boston University", "working for Havas
             # Media": no title word, but the organisation is an "at/for" place
             roles = {_role(ro, t) for t in inner}
             at = bool(roles & {"prep:at", "prep:for", "prep:with"})
             out.append(("WORKS_FOR", person, org, "at" if at else "near"))
-        if words & _FOUND_WORDS:
-            tight = _structured(inner, _FOUND_WORDS, ro, rp, _FOUNDED_ROLE)
+        if words & FOUND_WORDS:
+            tight = _structured(inner, FOUND_WORDS, ro, rp, _FOUNDED_ROLE)
             out.append(("FOUNDED_BY", org, person, "found_arg" if tight else "found"))
     elif set(labels) == {"ORG", "LOCATION"}:
         (org, ro), (loc, rl) = ((m1, r1), (m2, r2)) if m1.label == "ORG" else ((m2, r2), (m1, r1))
-        if words & _HQ_WORDS:
-            tight = _structured(inner, _HQ_WORDS, rl, ro, _LOC_ROLE)
+        if words & HQ_WORDS:
+            tight = _structured(inner, HQ_WORDS, rl, ro, _LOC_ROLE)
             out.append(("LOCATED_IN", org, loc, "hq_arg" if tight else "hq"))
         elif (
             edges == 2
@@ -465,7 +410,7 @@ def _classify(
         (org, ro), (product, rp) = (
             ((m1, r1), (m2, r2)) if m1.label == "ORG" else ((m2, r2), (m1, r1))
         )
-        if words & _PRODUCE_WORDS:
+        if words & PRODUCE_WORDS:
             out.append(("PRODUCES", org, product, "produce"))
         elif (
             edges == 1
@@ -488,34 +433,6 @@ def _classify(
     return out
 
 
-#: Nouns a product is called by ("a software tool by X", "a service from X").
-_PRODUCT_NOUNS = frozenset(
-    """
-    tool tools software service services framework frameworks library libraries language
-    languages system systems platform platforms product products application applications
-    app apps engine engines database databases editor editors ide runtime runtimes suite
-    package packages distribution distributions implementation compiler compilers browser
-    browsers toolkit protocol protocols format formats standard standards environment project
-    projects server servers client clients solution solutions offering offerings os
-    """.split()  # noqa: SIM905
-)
-#: Verbs of making with their maker in a "by" phrase or as their subject.
-_MAKE_VERBS = frozenset(
-    """
-    developed develops develop created creates create made makes make designed designs design
-    built builds build written writes wrote write authored maintained maintains maintain
-    invented invents invent founded started published publishes released releases launched
-    launches produced produces
-    """.split()  # noqa: SIM905
-)
-#: Words that make one product the base of another ("a Linux distribution",
-#: "a build of OpenJDK", "based on WildFly", "built on Nix", "a fork of X").
-_BASE_WORDS = frozenset(
-    """
-    based build builds built fork forks forked distribution distributions distro derivative
-    derived port ported variant flavor flavour rebuild respin spin clone downstream successor
-    """.split()  # noqa: SIM905
-)
 _BASE_ROLES = frozenset({"of", "prep:on", "prep:upon", "prep:off"})
 
 
@@ -530,11 +447,11 @@ def _made_by(inner: list[Token], maker: Token, product: Token, *, person: bool =
         role, other = _role(maker, t), _role(product, t)
         if other.startswith("prep:"):
             continue  # "a toolkit by X for managing Kubernetes": the toolkit, not Kubernetes
-        if role == "by" and other != "by" and (low in _MAKE_VERBS or low in _PRODUCT_NOUNS):
+        if role == "by" and other != "by" and (low in MAKE_VERBS or low in PRODUCT_NOUNS):
             return True
-        if low in _PRODUCT_NOUNS and not person and role == "of" and _prep(maker, t) == "from":
+        if low in PRODUCT_NOUNS and not person and role == "of" and _prep(maker, t) == "from":
             return True
-        if low in _MAKE_VERBS and t.pos_ == "VERB" and role == "subj" and other == "obj":
+        if low in MAKE_VERBS and t.pos_ == "VERB" and role == "subj" and other == "obj":
             return True
     return False
 
@@ -552,7 +469,7 @@ def _based_on(
 ) -> tuple[str, Mention, Mention, str] | None:
     """``BASED_ON`` from the product built on the other to its base."""
     for trig in inner:
-        if trig.lower_ not in _BASE_WORDS:
+        if trig.lower_ not in BASE_WORDS:
             continue
         a, b = _role(r1, trig), _role(r2, trig)
         if any(_modifier_on_path(r, inner) for r in (r1, r2)):
@@ -571,7 +488,7 @@ def _modifier_on_path(end: Token, inner: list[Token]) -> bool:
     return (
         end.dep_ in ("compound", "amod", "nmod", "poss")
         and any(t.i == end.head.i for t in inner)
-        and end.head.lower_ not in _BASE_WORDS
+        and end.head.lower_ not in BASE_WORDS
     )
 
 
@@ -614,19 +531,19 @@ def _org_org(
     for trig in inner:
         low = trig.lower_
         a, b = _role(r1, trig), _role(r2, trig)
-        if low in _SUB_NOUNS:
+        if low in SUB_NOUNS:
             if a == "of" and b == "holder":
                 out.append(("SUBSIDIARY_OF", m2, m1, "sub"))
             elif b == "of" and a == "holder":
                 out.append(("SUBSIDIARY_OF", m1, m2, "sub"))
-        elif low in _PARENT_NOUNS:
+        elif low in PARENT_NOUNS:
             if a == "of" and b == "holder":
                 out.append(("SUBSIDIARY_OF", m1, m2, "sub"))
             elif b == "of" and a == "holder":
                 out.append(("SUBSIDIARY_OF", m2, m1, "sub"))
-        elif low in _OWN_VERBS or low in _ACQ_VERBS:
+        elif low in OWN_VERBS or low in ACQ_VERBS:
             owner_roles, owned_roles = ("subj", "by"), ("obj", "holder")
-            family = "own" if low in _OWN_VERBS else "acq"
+            family = "own" if low in OWN_VERBS else "acq"
             if a in owner_roles and b in owned_roles:
                 parent, child = m1, m2
             elif b in owner_roles and a in owned_roles:
@@ -636,14 +553,14 @@ def _org_org(
             out.append(("SUBSIDIARY_OF", child, parent, family))
             if family == "acq":
                 out.append(("ACQUIRED", parent, child, "acq"))
-        elif low in _ACQ_NOUNS:
+        elif low in ACQ_NOUNS:
             if a == "by" or (a == "of" and r1.dep_ == "poss"):
                 out.append(("ACQUIRED", m1, m2, "acq"))
             elif b == "by" or (b == "of" and r2.dep_ == "poss"):
                 out.append(("ACQUIRED", m2, m1, "acq"))
-        elif low in _PARTNER_WORDS:
+        elif low in PARTNER_WORDS:
             out.append(("PARTNERS_WITH", m1, m2, "partner"))
-        elif low in _COMPETE_WORDS:
+        elif low in COMPETE_WORDS:
             out.append(("COMPETES_WITH", m1, m2, "compete"))
         if out:
             break
@@ -682,10 +599,10 @@ def rooted_sentence_groups(
     return owner, groups
 
 
-def find_relations(doc: Doc, mentions: Sequence[Mention]) -> list[tuple[_Found, Span]]:
+def find_relations(doc: Doc, mentions: Sequence[Mention]) -> list[tuple[Found, Span]]:
     """Typed relation candidates with their family and path length (for calibration)."""
     owner, groups = rooted_sentence_groups(doc, mentions)
-    found: list[tuple[_Found, Span]] = []
+    found: list[tuple[Found, Span]] = []
     for sent, group, rooted in groups:
         for i in range(len(group)):
             for j in range(i + 1, len(group)):
@@ -714,11 +631,11 @@ def find_relations(doc: Doc, mentions: Sequence[Mention]) -> list[tuple[_Found, 
                 if not typed:
                     typed = _classify_relabelled(m1, m2, root1, root2, inner, edges)
                 for rtype, src, tgt, family in typed:
-                    found.append((_Found(rtype, src, tgt, family, edges), sent))
+                    found.append((Found(rtype, src, tgt, family, edges), sent))
     return found
 
 
-def _mention(r: _Found, sent: Span, confidence: float) -> RelationMention:
+def _mention(r: Found, sent: Span, confidence: float) -> RelationMention:
     return RelationMention(
         source=r.source.canonical,
         source_label=r.source.label,
@@ -808,7 +725,7 @@ def coreference_groups(
     by_key: dict[tuple[str, str], int] = {}
     for i, m in enumerate(everything):
         if m.pronoun and not m.resolved:
-            if m.span.root.lower_ in _RELATIVE:
+            if m.span.root.lower_ in RELATIVE:
                 continue
             key = ("?", m.label)
         else:
@@ -867,7 +784,7 @@ def extract_relations(
         return keep_unresolved_pronouns or m.resolved
 
     by_rules = find_relations(doc, mentions)
-    decided: list[tuple[_Found, Span, float | None]] = []
+    decided: list[tuple[Found, Span, float | None]] = []
     if classifier is not None:
         decided.extend(classifier.predict(doc, mentions, by_rules, usable))
     for r, sent in by_rules:
@@ -895,7 +812,7 @@ def extract_relations(
             for tgt in members[g_tgt]:
                 if not (usable(src) and usable(tgt)):
                     continue
-                found = _Found(r.type, _as(src, r.source), _as(tgt, r.target), r.family, r.edges)
+                found = Found(r.type, _as(src, r.source), _as(tgt, r.target), r.family, r.edges)
                 rel = _mention(found, sent, conf)
                 key = (rel.type, rel.source_span, rel.target_span)
                 at = best.get(key)

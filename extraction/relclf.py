@@ -43,16 +43,18 @@ from typing import Any
 import orjson
 from spacy.tokens import Doc, Span
 
+from extraction.relation_words import (
+    FOUND_WORDS,
+    HQ_WORDS,
+    OWN_VERBS,
+    PARENT_NOUNS,
+    SUB_NOUNS,
+    WORK_NOUNS,
+    WORK_VERBS,
+)
 from extraction.relations import (
-    _FOUND_WORDS,
-    _HQ_WORDS,
-    _OWN_VERBS,
-    _PARENT_NOUNS,
-    _SUB_NOUNS,
-    _WORK_NOUNS,
-    _WORK_VERBS,
+    Found,
     Mention,
-    _Found,
     path_bucket,
     rooted_sentence_groups,
 )
@@ -82,11 +84,11 @@ ATTRIBUTION = (
 )
 
 _LEXICONS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("work_noun", _WORK_NOUNS),
-    ("work_verb", _WORK_VERBS),
-    ("found", _FOUND_WORDS),
-    ("hq", _HQ_WORDS),
-    ("sub", _SUB_NOUNS | _PARENT_NOUNS | _OWN_VERBS),
+    ("work_noun", WORK_NOUNS),
+    ("work_verb", WORK_VERBS),
+    ("found", FOUND_WORDS),
+    ("hq", HQ_WORDS),
+    ("sub", SUB_NOUNS | PARENT_NOUNS | OWN_VERBS),
 )
 
 
@@ -332,7 +334,7 @@ def _crc32(feature: str) -> int:
 def generate_candidates(
     doc: Doc,
     mentions: Sequence[Mention],
-    found: Sequence[tuple[_Found, Span]],
+    found: Sequence[tuple[Found, Span]],
     usable: Callable[[Mention], bool],
 ) -> list[Candidate]:
     """Every typed, directed mention pair of each sentence, with features.
@@ -506,11 +508,11 @@ class RelationClassifier:
         self,
         doc: Doc,
         mentions: Sequence[Mention],
-        found: Sequence[tuple[_Found, Span]],
+        found: Sequence[tuple[Found, Span]],
         usable: Callable[[Mention], bool],
-    ) -> list[tuple[_Found, Span, float]]:
+    ) -> list[tuple[Found, Span, float]]:
         """Candidates whose score clears their type's threshold, with confidence."""
-        out: list[tuple[_Found, Span, float]] = []
+        out: list[tuple[Found, Span, float]] = []
         for cand in generate_candidates(doc, mentions, found, usable):
             model = self.models.get(cand.type)
             if model is None:
@@ -519,7 +521,7 @@ class RelationClassifier:
             if s >= model.threshold:
                 out.append(
                     (
-                        _Found(cand.type, cand.source, cand.target, "clf", cand.edges),
+                        Found(cand.type, cand.source, cand.target, "clf", cand.edges),
                         cand.sentence,
                         model.confidence(s),
                     )
