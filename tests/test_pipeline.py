@@ -185,13 +185,13 @@ def test_changed_file_recomputes_only_new_text(
 def test_a_new_extractor_version_extracts_every_note_again_without_embedding(
     rebuilder: Rebuilder, db: Database, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import extraction.pipeline as pipeline
+    import extraction.prepare as preparing
 
     first = rebuilder.run(corpus)
     chunk_ids = "SELECT id, extraction_key FROM chunks ORDER BY id"
     with db.connect() as conn:
         before = [(r["id"], r["extraction_key"]) for r in conn.execute(chunk_ids)]
-    monkeypatch.setattr(pipeline, "EXTRACTOR_VERSION", "next")
+    monkeypatch.setattr(preparing, "EXTRACTOR_VERSION", "next")
     report = rebuilder.run(corpus)
     assert not report.up_to_date
     with db.connect() as conn:

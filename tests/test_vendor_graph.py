@@ -159,12 +159,12 @@ Vuetify is a component framework for Vue.
 def test_another_graph_builder_rebuilds_graphs_without_extracting(
     rebuilder: Rebuilder, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import extraction.pipeline as pipeline
+    import extraction.graph as graph_builder
 
     root = write(tmp_path / "notes", NOTES)
     rebuilder.run(root)
     kept = snapshot(db)
-    monkeypatch.setattr(pipeline, "GRAPH_VERSION", "next")
+    monkeypatch.setattr(graph_builder, "GRAPH_VERSION", "next")
     report = rebuilder.run(root)
     assert not report.up_to_date and report.vendors_rebuilt == 4
     assert report.chunks_extracted == 0 and report.chunks_embedded == 0
