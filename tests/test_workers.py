@@ -103,6 +103,20 @@ def _wait_for(predicate: Any, timeout: float, what: str) -> None:
         time.sleep(0.01)
 
 
+def _kill_while_holding(proc: subprocess.Popen[str], conninfo: str, name: str) -> None:
+    """SIGKILL ``proc`` while it holds a claimed unit: it is stopped (SIGSTOP)
+    first, so that what the database says it holds cannot change before the kill."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        _wait_for(lambda: _held_by(conninfo, name), 60, "the worker to claim a unit")
+        proc.send_signal(signal.SIGSTOP)
+        if _held_by(conninfo, name):
+            proc.send_signal(signal.SIGKILL)
+            return
+        proc.send_signal(signal.SIGCONT)
+    raise AssertionError("the worker never held a unit long enough to be killed")
+
+
 def test_two_workers_and_one_killed_mid_unit_publish_what_one_process_does(
     db: Database, fresh_database: str, sample_copy: Path
 ) -> None:
@@ -126,8 +140,7 @@ def test_two_workers_and_one_killed_mid_unit_publish_what_one_process_does(
         assert "waiting for units" in outsider.stderr.readline()  # models loaded
         name = f"{socket.gethostname()}:{outsider.pid}"
         build = _extraction("rebuild-graph", str(sample_copy), "--workers", "2", "--json", env=env)
-        _wait_for(lambda: _held_by(db.conninfo, name), 60, "the outside worker to claim a unit")
-        outsider.send_signal(signal.SIGKILL)
+        _kill_while_holding(outsider, db.conninfo, name)
         out, err = build.communicate(timeout=300)
     finally:
         outsider.kill()
