@@ -22,8 +22,8 @@ from extraction.pipeline import Rebuilder
 from extraction.settings import ExtractionSettings
 from sql.database import Database, open_database
 from sql.settings import DatabaseSettings
+from tests.corpus_fixtures import change_corpus, snapshot, write_corpus
 from tests.reliability import record
-from tests.test_pipeline import GLOBEX, snapshot, write_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -46,18 +46,6 @@ def reader_view(conninfo: str) -> tuple[Any, ...]:
         chunks["n"] if chunks else 0,
         tuple((e["normalized_name"], e["type"]) for e in ents),
         rels["n"] if rels else 0,
-    )
-
-
-def change_corpus(corpus: Path) -> None:
-    (corpus / "vendors/Globex/overview.md").write_text(
-        GLOBEX + "\nGlobex partners with Umbrella Corporation in Raccoon City.\n", encoding="utf-8"
-    )
-    (corpus / "vendors/Acme/pricing.md").unlink()
-    new = corpus / "vendors/Initech/tps.md"
-    new.parent.mkdir(parents=True)
-    new.write_text(
-        "# TPS\n\nInitech is headquartered in Austin, Texas. Bill Lumbergh works for Initech.\n"
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sql.database import Database
-from tests.test_pipeline import write_corpus
+from tests.corpus_fixtures import write_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -35,10 +35,9 @@ from extraction.settings import ExtractionSettings
 from server.auth import KeyStore
 from sql.database import Database
 from tests.conftest import REPO
+from tests.corpus_fixtures import change_corpus, snapshot, write_corpus
 from tests.reliability import fingerprint, record
 from tests.server_fixtures import free_port, start_http, stop
-from tests.test_atomic import change_corpus
-from tests.test_pipeline import snapshot, write_corpus
 
 pytestmark = pytest.mark.slow
 

@@ -45,3 +45,18 @@ def test_the_rule_sees_a_private_import(tmp_path: Path) -> None:
     )
     assert private_imports(module, "training") == ["extraction.relations._FOUND_WORDS"]
     assert private_imports(module, "extraction") == []
+
+
+def test_no_test_module_imports_another_test_module() -> None:
+    """Shared helpers live in fixture modules (``tests/*_fixtures.py``, conftest),
+    never in another test file: a test file can then move or change on its own."""
+    offenders = []
+    for path in sorted((REPO / "tests").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests.test_"):
+                offenders.append(f"{path.name}: {node.module}")
+            elif isinstance(node, ast.Import):
+                offenders += [
+                    f"{path.name}: {a.name}" for a in node.names if a.name.startswith("tests.test_")
+                ]
+    assert offenders == []

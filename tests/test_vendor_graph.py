@@ -11,7 +11,7 @@ import pytest
 
 from extraction.pipeline import Rebuilder
 from sql.database import Database
-from tests.test_pipeline import snapshot
+from tests.corpus_fixtures import snapshot
 
 NOTES = {
     "vendors/Dan_Abramov/topic-redux.md": """---
