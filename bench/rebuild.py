@@ -40,10 +40,20 @@ NO_CHANGE_LIMIT_S = 5.0
 ONE_FILE_LIMIT_S = 5.0
 
 
-def _rebuild(corpus: Path, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
+def rebuild(corpus: Path, env: dict[str, str], *extra: str) -> tuple[float, dict[str, Any]]:
+    """Seconds and JSON summary of one ``rebuild-graph`` process (``extra``: more options)."""
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "extraction", "rebuild-graph", str(corpus), "--json", "--quiet"],
+        [
+            sys.executable,
+            "-m",
+            "extraction",
+            "rebuild-graph",
+            str(corpus),
+            "--json",
+            "--quiet",
+            *extra,
+        ],
         env=env,
         capture_output=True,
         text=True,
@@ -124,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     env.pop("DATABASE_URL", None)
     try:
         console.print(f"full rebuild of {corpus} ...")
-        full_s, full = _rebuild(corpus, env)
+        full_s, full = rebuild(corpus, env)
         console.print(f"  {full_s:.1f} s; bare encode / nlp.pipe on the same chunks ...")
         sys.path.insert(0, str(REPO))
         from sql.embedded import start_embedded
@@ -132,14 +142,14 @@ def main(argv: list[str] | None = None) -> int:
         bare = _bare_limits(start_embedded(work / "pgdata"))
         no_change = []
         for _ in range(args.repeats):
-            s, rep = _rebuild(corpus, env)
+            s, rep = rebuild(corpus, env)
             assert rep["up_to_date"], "a no-change rebuild published something"
             no_change.append(s)
         one_file = []
         one_file_stages = []
         for i in range(args.repeats):
             _touch_one(corpus, i)
-            s, rep = _rebuild(corpus, env)
+            s, rep = rebuild(corpus, env)
             assert rep["documents"]["changed"] == 1, rep["documents"]
             one_file.append(s)
             one_file_stages.append(rep["stage_seconds"])

@@ -24,7 +24,6 @@ import platform
 import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,9 +33,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from bench.rebuild import DEFAULT_CORPUS, RESULTS, rebuild
+
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_CORPUS = REPO.parent / "shared" / "data" / "vendor_corpus"
-RESULTS = REPO / "bench" / "results"
 
 SCALE_NOTES = 100_000
 SCALE_MACHINES = 10
@@ -54,18 +53,9 @@ def _children_cpu() -> float:
 def _rebuild(corpus: Path, pgdata: Path, workers: int) -> dict[str, Any]:
     env = {**os.environ, "KB_PGDATA": str(pgdata)}
     env.pop("DATABASE_URL", None)
-    args = [sys.executable, "-m", "extraction", "rebuild-graph", str(corpus), "--json", "--quiet"]
-    if workers:
-        args += ["--workers", str(workers)]
     cpu = _children_cpu()
-    start = time.perf_counter()
-    proc = subprocess.run(args, env=env, capture_output=True, text=True, check=False, cwd=REPO)
-    wall = time.perf_counter() - start
-    cpu = _children_cpu() - cpu
-    if proc.returncode != 0:
-        raise SystemExit(f"rebuild-graph failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    report = json.loads(proc.stdout)
-    return {"workers": workers, "wall_s": wall, "cpu_s": cpu, "report": report}
+    wall, report = rebuild(corpus, env, *(["--workers", str(workers)] if workers else []))
+    return {"workers": workers, "wall_s": wall, "cpu_s": _children_cpu() - cpu, "report": report}
 
 
 def _queue_cost(pgdata: Path, units: int) -> dict[str, float]:

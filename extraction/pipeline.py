@@ -41,7 +41,6 @@ from extraction.work import (
     KINDS,
     UnitRunner,
     build_progress,
-    drain,
     embed_item,
     enqueue,
     extract_item,
@@ -121,6 +120,7 @@ class Rebuilder:
         self.embedding_settings = embedding_settings or EmbeddingSettings()
         self.progress = progress or NoProgress()
         self.model = model_info(self.embedding_settings.model_path)
+        self.publisher = Publisher(self.model.name, self.settings, self.progress)
         # Already-loaded models may be handed in (tests, long-lived processes);
         # otherwise each loads on first use, so a run with nothing new loads none.
         self._embedder = embedder
@@ -161,9 +161,6 @@ class Rebuilder:
             "spacy": spacy_model_name(),
             "extractor_version": preparing.EXTRACTOR_VERSION,
         }
-
-    def _publisher(self) -> Publisher:
-        return Publisher(self.model.name, self.settings, self.progress)
 
     # -- the run -----------------------------------------------------------
     def run(self, root: Path, *, delete_missing: bool = True) -> BuildReport:
@@ -252,7 +249,7 @@ class Rebuilder:
         rebuild_graphs = bool(existing) and built_with != graph_builder.GRAPH_VERSION
         if not docs and not deleted and not rebuild_graphs:
             report.problems.extend(problems)
-            self._publisher().fill_totals(conn, report)
+            self.publisher.fill_totals(conn, report)
             return report
         with timer("gazetteer"):
             facts = {d.path: note_facts(d) for d in docs}
@@ -300,7 +297,7 @@ class Rebuilder:
                 report.work_units_claimed_again = int(summary["claimed_again"])
                 report.workers = int(summary["workers"])
             with timer("publish"):
-                self._publisher().publish(
+                self.publisher.publish(
                     conn, prepared, deleted, existing, report, gazetteer, rebuild_graphs
                 )
             with timer("prune"):
@@ -403,17 +400,22 @@ class Rebuilder:
         if self.workers:
             self._watch_workers(conn, build_id, timer)
             return
-        runner = UnitRunner(self.model.name, self.embedder, self.extractor)
+        from extraction.workers import Worker
+
+        worker = Worker(
+            self.db,
+            UnitRunner(self.model.name, self.embedder, self.extractor),
+            self.models_used(),
+            lease_s=self.settings.worker_lease_s,
+            poll_s=0.5,
+            reconnect_for_s=0,  # a lost database fails the rebuild at once, as before
+        )
         for kind in KINDS:
             with timer(kind):
                 self.progress.stage(kind, build_progress(conn, build_id).items.get(kind, 0))
-                drain(
-                    conn,
+                worker.run(
                     build_id,
-                    runner,
-                    self.models_used(),
                     kinds=(kind,),
-                    lease_s=self.settings.worker_lease_s,
                     on_done=lambda unit: self.progress.advance(unit.size),
                 )
 

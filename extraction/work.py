@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -152,9 +151,8 @@ def release(conn: Conn, unit: Unit, worker: str) -> None:
 
 @dataclass(slots=True)
 class BuildProgress:
-    """Per kind: units, units not done, items (chunks) done and in all."""
+    """Per kind: units not done, items (chunks) done and in all."""
 
-    units: dict[str, int] = field(default_factory=dict)
     pending: dict[str, int] = field(default_factory=dict)
     done_items: dict[str, int] = field(default_factory=dict)
     items: dict[str, int] = field(default_factory=dict)
@@ -167,7 +165,6 @@ def build_progress(conn: Conn, build_id: int) -> BuildProgress:
     out = BuildProgress()
     for r in conn.execute(queries()["work_progress"], {"build_id": build_id}):
         kind = str(r["kind"])
-        out.units[kind] = int(r["units"])
         out.pending[kind] = int(r["pending"])
         out.done_items[kind] = int(r["done_items"])
         out.items[kind] = int(r["items"])
@@ -225,36 +222,3 @@ class UnitRunner:
         conn.execute(q["finish_work_unit"], {"id": unit.id})
         conn.commit()
         return True
-
-
-def drain(
-    conn: Conn,
-    build_id: int,
-    runner: UnitRunner,
-    models: dict[str, str],
-    *,
-    kinds: Sequence[str],
-    lease_s: float,
-    poll_s: float = 0.5,
-    on_done: Callable[[Unit], None] = lambda unit: None,
-    worker: str | None = None,
-) -> int:
-    """Work through the build's units of ``kinds`` on ``conn`` until every one is
-    done (by this process or any other worker); returns the units done here."""
-    name = worker or worker_name()
-    done_here = 0
-    while True:
-        unit = claim(conn, name, models, lease_s=lease_s, build_id=build_id, kinds=kinds)
-        if unit is None:
-            if build_progress(conn, build_id).left(kinds) == 0:
-                return done_here
-            time.sleep(poll_s)  # another worker holds the rest; its lease may run out
-            continue
-        try:
-            rows = runner.compute(unit)
-        except BaseException:
-            release(conn, unit, name)
-            raise
-        if runner.finish(conn, unit, name, rows):
-            done_here += 1
-            on_done(unit)

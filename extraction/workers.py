@@ -3,7 +3,8 @@
 - :class:`Worker` is ``python -m extraction worker``: it claims units of running
   builds made with its own models, on any machine with ``DATABASE_URL``, and
   survives a database that drops its connection (it reconnects and finishes the
-  unit it holds if the claim is still its own).
+  unit it holds if the claim is still its own). The rebuilding process works
+  through its own units with the same class (no reconnecting there).
 - :class:`LocalWorkers` is ``rebuild-graph --workers N``: N such processes for
   one build, watched by the rebuilding process, which ends the claims of any
   that exits and fails clearly if all exit before the work is done.
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -87,8 +88,11 @@ class Worker:
         poll_s: float = 1.0,
         name: str | None = None,
         prefer: str = "embed",
+        reconnect_for_s: float = RECONNECT_FOR_S,
         log: Callable[[str], None] = lambda line: None,
     ) -> None:
+        """``reconnect_for_s``: how long to keep reopening a lost connection (0:
+        the database error is raised at once, as the rebuilding process wants)."""
         self.db = db
         self.runner = runner
         self.models = models
@@ -96,6 +100,7 @@ class Worker:
         self.poll_s = poll_s
         self.name = name or worker_name()
         self.prefer = prefer
+        self.reconnect_for_s = reconnect_for_s
         self.log = log
         self._conn: Conn | None = None
         self._warned: set[int] = set()
@@ -110,10 +115,10 @@ class Worker:
 
     def _retry(self, what: str, action: Callable[[Conn], Any], report: WorkerReport) -> Any:
         """``action`` on a live connection; a lost connection is opened again with
-        backoff (up to RECONNECT_FOR_S) and ``action`` repeated."""
+        backoff (up to ``reconnect_for_s``) and ``action`` repeated."""
         from sql import DatabaseError
 
-        deadline = time.monotonic() + RECONNECT_FOR_S
+        deadline = time.monotonic() + self.reconnect_for_s
         delay = 0.5
         while True:
             try:
@@ -122,10 +127,12 @@ class Worker:
                 if self._conn is not None and not self._conn.closed:
                     self._conn.close()
                 self._conn = None
+                if self.reconnect_for_s <= 0:
+                    raise
                 if time.monotonic() > deadline:
                     raise WorkerError(
                         f"lost the database while {what} and could not reconnect for "
-                        f"{RECONNECT_FOR_S:.0f} s: {str(exc).strip().splitlines()[0]}"
+                        f"{self.reconnect_for_s:.0f} s: {str(exc).strip().splitlines()[0]}"
                     ) from None
                 self.log(f"lost the database while {what}; reconnecting in {delay:.1f} s")
                 report.reconnects += 1
@@ -137,7 +144,17 @@ class Worker:
             self._conn.close()
 
     # -- the loop ------------------------------------------------------------
-    def run(self, build_id: int | None = None, *, until_idle: bool = False) -> WorkerReport:
+    def run(
+        self,
+        build_id: int | None = None,
+        *,
+        kinds: Sequence[str] = KINDS,
+        until_idle: bool = False,
+        on_done: Callable[[Unit], None] = lambda unit: None,
+    ) -> WorkerReport:
+        """Claim and compute units (of ``kinds``; of ``build_id`` only, if given)
+        until stopped, until none is left to claim (``until_idle``), or, with a
+        build, until its units of ``kinds`` are all done by this or any worker."""
         report = WorkerReport(self.name)
         start = time.perf_counter()
         try:
@@ -152,21 +169,24 @@ class Worker:
                         self.models,
                         lease_s=self.lease_s,
                         build_id=build_id,
+                        kinds=kinds,
                         prefer=self.prefer,
                     ),
                     report,
                 )
                 if unit is None:
-                    if self._finished(build_id, report) or until_idle:
+                    if self._finished(build_id, kinds, report) or until_idle:
                         return report
                     self._wait()
                     continue
-                self._work(unit, report)
+                if self._work(unit, report):
+                    on_done(unit)
         finally:
             report.seconds = time.perf_counter() - start
             self.close()
 
-    def _work(self, unit: Unit, report: WorkerReport) -> None:
+    def _work(self, unit: Unit, report: WorkerReport) -> bool:
+        """Compute and store ``unit``; False when its claim had moved on."""
         began = time.perf_counter()
         try:
             rows = self.runner.compute(unit)
@@ -187,6 +207,7 @@ class Worker:
         else:
             report.dropped += 1
             self.log(f"build {unit.build_id}: unit {unit.id} was claimed again; results dropped")
+        return bool(finished)
 
     def _wait(self) -> None:
         """Sleep until a rebuild queues units (a notification) or ``poll_s`` passes
@@ -210,14 +231,14 @@ class Worker:
         if row["models"] != self.models:
             raise WorkerError(_mismatch(build_id, row["models"], self.models))
 
-    def _finished(self, build_id: int | None, report: WorkerReport) -> bool:
+    def _finished(self, build_id: int | None, kinds: Sequence[str], report: WorkerReport) -> bool:
         """With a build: True once it is no longer running or has nothing left.
         Without one: says once per build which builds it cannot serve."""
 
         def look(conn: Conn) -> Any:
             if build_id is not None:
                 status = conn.execute(queries()["build_status"], {"id": build_id}).fetchone()
-                left = build_progress(conn, build_id).left()
+                left = build_progress(conn, build_id).left(kinds)
                 return status is None or status["status"] != "running" or left == 0
             rows = list(conn.execute(queries()["foreign_work"], {"models": Jsonb(self.models)}))
             conn.commit()

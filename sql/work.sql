@@ -69,7 +69,6 @@ WHERE build_id = %(build_id)s AND claimed_by = %(worker)s AND done_at IS NULL;
 
 -- work_progress --
 SELECT kind,
-       count(*) AS units,
        count(*) FILTER (WHERE done_at IS NULL) AS pending,
        coalesce(sum(size) FILTER (WHERE done_at IS NOT NULL), 0) AS done_items,
        coalesce(sum(size), 0) AS items

@@ -21,26 +21,45 @@ from psycopg import sql as pgsql
 RELIABILITY_DIR = "KB_RELIABILITY_DIR"
 
 
-def fingerprint(conninfo: str) -> dict[str, tuple[int, str]]:
+#: Tables every call changes by design: the token levels and the running servers' metrics.
+LIVE_TABLES = ("rate_buckets", "server_replicas")
+
+
+def fingerprint(
+    conninfo: str, *, skip: tuple[str, ...] = LIVE_TABLES, timestamps: bool = True
+) -> dict[str, tuple[int, str]]:
     """Row count and an MD5 of the full content (rows in a stable order) of every
-    table in the ``public`` schema but ``rate_buckets`` and ``server_replicas`` (the
-    token levels and the running servers' metrics, which every call changes by
-    design): equal fingerprints mean unchanged data."""
+    table in the ``public`` schema but ``skip``; without ``timestamps``, columns of
+    a timestamp type are left out (to compare two databases built at different
+    times). Equal fingerprints mean the same rows."""
     out: dict[str, tuple[int, str]] = {}
     with psycopg.connect(conninfo, autocommit=True) as conn:
         tables = [
             r[0]
             for r in conn.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
-                "AND tablename NOT IN ('rate_buckets', 'server_replicas') ORDER BY 1"
+                "AND NOT tablename = ANY(%s) ORDER BY 1",
+                (list(skip),),
             )
         ]
         for table in tables:
+            columns = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT column_name FROM information_schema.columns "
+                    "WHERE table_schema = 'public' AND table_name = %s "
+                    "AND (%s OR data_type NOT LIKE 'timestamp%%') ORDER BY ordinal_position",
+                    (table, timestamps),
+                )
+            ]
             row = conn.execute(
                 pgsql.SQL(
-                    "SELECT count(*), "
-                    "coalesce(md5(string_agg(t::text, E'\\n' ORDER BY t::text)), '') FROM {} AS t"
-                ).format(pgsql.Identifier(table))
+                    "SELECT count(*), coalesce(md5(string_agg(r::text, E'\\n' ORDER BY r::text)), "
+                    "'') FROM (SELECT {} FROM {}) AS r"
+                ).format(
+                    pgsql.SQL(", ").join(pgsql.Identifier(c) for c in columns),
+                    pgsql.Identifier(table),
+                )
             ).fetchone()
             assert row is not None
             out[table] = (int(row[0]), str(row[1]))

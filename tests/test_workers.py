@@ -16,7 +16,6 @@ from typing import Any
 
 import psycopg
 import pytest
-from psycopg import sql as pgsql
 from psycopg.types.json import Jsonb
 
 from extraction.models import ExtractionContext
@@ -25,47 +24,16 @@ from extraction.work import UnitRunner, claim, embed_item, enqueue, extract_item
 from extraction.workers import Worker, WorkerError
 from sql import queries
 from sql.database import Database
+from tests.reliability import LIVE_TABLES, fingerprint
 
 REPO = Path(__file__).resolve().parent.parent
 #: Tables whose rows are the run's bookkeeping, not the knowledge base.
-BOOKKEEPING = ("graph_builds", "work_units", "rate_buckets", "server_replicas", "schema_migrations")
+BOOKKEEPING = (*LIVE_TABLES, "graph_builds", "work_units", "schema_migrations")
 
 
 def knowledge_base(conninfo: str) -> dict[str, tuple[int, str]]:
-    """Row count and an MD5 of every row (stable order) of each knowledge-base
-    table, timestamps left out: equal values mean the same rows."""
-    out: dict[str, tuple[int, str]] = {}
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        tables = [
-            r[0]
-            for r in conn.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
-                "AND NOT tablename = ANY(%s) ORDER BY 1",
-                (list(BOOKKEEPING),),
-            )
-        ]
-        for table in tables:
-            columns = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT column_name FROM information_schema.columns "
-                    "WHERE table_schema = 'public' AND table_name = %s "
-                    "AND data_type NOT LIKE 'timestamp%%' ORDER BY ordinal_position",
-                    (table,),
-                )
-            ]
-            row = conn.execute(
-                pgsql.SQL(
-                    "SELECT count(*), coalesce(md5(string_agg(r::text, E'\\n' ORDER BY r::text)), "
-                    "'') FROM (SELECT {} FROM {}) AS r"
-                ).format(
-                    pgsql.SQL(", ").join(pgsql.Identifier(c) for c in columns),
-                    pgsql.Identifier(table),
-                )
-            ).fetchone()
-            assert row is not None
-            out[table] = (int(row[0]), str(row[1]))
-    return out
+    """Every knowledge-base table's rows, timestamps left out."""
+    return fingerprint(conninfo, skip=BOOKKEEPING, timestamps=False)
 
 
 def _env(conninfo: str, **extra: str) -> dict[str, str]:
@@ -121,14 +89,7 @@ def test_two_workers_and_one_killed_mid_unit_publish_what_one_process_does(
     db: Database, fresh_database: str, sample_copy: Path
 ) -> None:
     # the reference: one process, no workers, on a database of its own
-    single = subprocess.run(
-        [sys.executable, "-m", "extraction", "rebuild-graph", str(sample_copy), "--quiet"],
-        cwd=REPO,
-        env=_env(fresh_database),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    single = _run("rebuild-graph", str(sample_copy), "--quiet", env=_env(fresh_database))
     assert single.returncode == 0, single.stderr
 
     # a worker "on another machine" (lease 3 s) is killed outright mid-unit while
@@ -158,14 +119,7 @@ def test_rebuild_fails_clearly_when_its_only_worker_dies_and_keeps_the_previous_
     db: Database, sample_copy: Path
 ) -> None:
     env = _env(db.conninfo)
-    first = subprocess.run(
-        [sys.executable, "-m", "extraction", "rebuild-graph", str(sample_copy / "vendors/Apple")],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    first = _run("rebuild-graph", str(sample_copy / "vendors/Apple"), env=env)
     assert first.returncode == 0, first.stderr
     before = knowledge_base(db.conninfo)
 
@@ -296,45 +250,29 @@ def test_a_worker_whose_connection_is_dropped_reconnects_and_loses_nothing(
     assert report.units["embed"] + report.dropped >= 20
 
 
+def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``python -m extraction ARGS`` to the end."""
+    return subprocess.run(
+        [sys.executable, "-m", "extraction", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 def test_worker_cli_rejects_bad_arguments(db: Database) -> None:
     env = _env(db.conninfo)
-    for args in (["rebuild-graph", "--workers", "-1"], ["rebuild-graph", "--workers", "x"]):
-        proc = subprocess.run(
-            [sys.executable, "-m", "extraction", *args],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+    for workers in ("-1", "x"):
+        proc = _run("rebuild-graph", "--workers", workers, env=env)
         assert proc.returncode == 2 and "--workers" in proc.stderr, proc.stderr
-    proc = subprocess.run(
-        [sys.executable, "-m", "extraction", "worker", "--build", "0"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = _run("worker", "--build", "0", env=env)
     assert proc.returncode == 2 and "not a build id" in proc.stderr
-    proc = subprocess.run(
-        [sys.executable, "-m", "extraction", "worker", "--build", "424242"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = _run("worker", "--build", "424242", env=env)
     assert proc.returncode == 1 and "build 424242 does not exist" in proc.stderr
     assert "Traceback" not in proc.stderr
-    proc = subprocess.run(
-        [sys.executable, "-m", "extraction", "worker"],
-        cwd=REPO,
-        env={**env, "KB_WORKER_LEASE_S": "0"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = _run("worker", env={**env, "KB_WORKER_LEASE_S": "0"})
     assert proc.returncode == 2 and "KB_WORKER_LEASE_S" in proc.stderr
 
 
