@@ -44,8 +44,8 @@ test: lint $(INSPECTOR)
 ## the labelled vendor folders (builds ../shared/data/vendor_corpus into the
 ## kb_eval_vendor_corpus database first; incremental after the first run).
 eval: install
-	$(BIN)/python -m extraction eval
-	$(BIN)/python -m extraction eval-graph
+	$(BIN)/python -m evals extraction
+	$(BIN)/python -m evals graph
 
 ## Rebuild benchmark over ../shared/data/vendor_corpus; writes bench/results/.
 bench: install
@@ -54,8 +54,8 @@ bench: install
 ## Search quality: SciFact train (BEIR) and the labelled vendor queries (every boost and
 ## both fusions; builds kb_eval_vendor_corpus first, incremental after the first run).
 eval-search: install
-	$(BIN)/python -m search.eval --dataset ../shared/data/scifact --split train
-	$(BIN)/python -m search.kb_eval
+	$(BIN)/python -m evals search --dataset ../shared/data/scifact --split train
+	$(BIN)/python -m evals vendor-queries
 
 ## Search latency at SciFact scale and 100k chunks, and the ingest cost.
 bench-search: install
@@ -64,7 +64,7 @@ bench-search: install
 ## Vendor-name disambiguation on the labelled queries (builds ../shared/data/vendor_corpus
 ## into the kb_eval_vendor_corpus database first; incremental after the first run).
 eval-kg: install
-	$(BIN)/python -m kg eval-disambiguation --out bench/results/disambiguation.json
+	$(BIN)/python -m evals disambiguation --out bench/results/disambiguation.json
 
 ## Vendor graph benchmark (synthetic 1k/10k/50k and the largest real vendors).
 bench-kg: install

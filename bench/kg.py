@@ -3,7 +3,7 @@
 In one run, on synthetic vendors of 1k, 10k and 50k relationships (database
 ``kb_bench_graph``) and on the largest vendors of ``../shared/data/vendor_corpus``
 (database ``kb_eval_vendor_corpus``, brought up to date as
-``python -m kg eval-disambiguation`` does), p50 / p95 in milliseconds of:
+``python -m evals disambiguation`` does), p50 / p95 in milliseconds of:
 
 1. **floor** - bare SQL ``count(*) ... GROUP BY type`` over the vendor's relationships;
 2. **load** - ``KnowledgeGraph.graph`` with empty caches (resolve + 2 queries + networkx);
@@ -35,7 +35,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from kg.eval import DEFAULT_CORPUS, EVAL_DATABASE, build_vendor_corpus
+from evals.corpus import EVAL_DATABASE, build_vendor_corpus, default_corpus
 from kg.settings import GraphSettings
 from kg.store import KnowledgeGraph
 from search.metrics import percentile
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         help="runs per cold measurement (cached ones run 5x as often; default 21)",
     )
     parser.add_argument("--real", type=int, default=3, help="largest real vendors (default 3)")
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--corpus", type=Path, default=default_corpus())
     parser.add_argument("--out", type=Path, default=RESULTS / "kg.json")
     args = parser.parse_args(argv)
     if args.repeats < 3:
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.real and args.corpus.is_dir():
         real_db = named_database(server, EVAL_DATABASE)
         console.print(f"bringing {EVAL_DATABASE} up to date with {args.corpus} ...")
-        build_vendor_corpus(real_db.conninfo, args.corpus, quiet=True)
+        build_vendor_corpus(real_db, args.corpus, quiet=True)
         with real_db.connect() as conn:
             largest = conn.execute(queries()["kg_largest_vendors"], {"limit": args.real})
             targets.append((real_db, [r["name"] for r in largest]))

@@ -22,3 +22,33 @@ SELECT content, context_header FROM chunks ORDER BY document_id, chunk_index;
 
 -- drop_database --
 DROP DATABASE IF EXISTS {name} WITH (FORCE);
+
+-- bench_source_documents --
+SELECT id, source_path, category, title, metadata, content_hash FROM documents ORDER BY id;
+
+-- bench_source_chunks --
+SELECT document_id, chunk_index, total_chunks, context_header, content, content_hash,
+       token_count, embedding
+FROM chunks ORDER BY document_id, chunk_index;
+
+-- bench_drop_hnsw_index --
+-- Loading 100k rows into a live HNSW index is far slower than building it after.
+DROP INDEX IF EXISTS chunks_embedding_hnsw;
+
+-- bench_index_memory --
+-- The whole graph fits in memory while the index is built.
+SET maintenance_work_mem = '1GB';
+
+-- bench_vector_top10 --
+-- The floor the vector arm is compared with: a bare HNSW top 10.
+SELECT id FROM chunks ORDER BY embedding <=> %(embedding)s LIMIT 10;
+
+-- bench_fulltext_top10 --
+-- The floor the full-text arm is compared with: any query word, plain ts_rank.
+WITH q AS (
+    SELECT replace(plainto_tsquery('english', %(query)s::text)::text, ' & ', ' | ')::tsquery AS tsq
+)
+SELECT c.id FROM chunks c, q
+WHERE c.tsv @@ q.tsq
+ORDER BY ts_rank(c.tsv, q.tsq) DESC, c.id
+LIMIT 10;

@@ -18,7 +18,7 @@ operations of each query run back to back, in an order that rotates from query t
 query, so that the machine's slow spells fall on all of them alike.
 
 Sizes: SciFact (``kb_eval_scifact_chunked``, 5,183 abstracts in 10,297 chunks,
-built by ``python -m search.eval`` or here if missing) and ``--scale`` chunks
+built by ``python -m evals search`` or here if missing) and ``--scale`` chunks
 (default 100,000) in ``kb_bench_search_scaled``: the SciFact chunks *replicated*,
 each copy a new document with the same text and its embedding moved by Gaussian
 noise (sigma 0.025 per dimension, then re-normalised: cosine about 0.8 to the
@@ -58,13 +58,9 @@ from rich.progress import Progress
 from rich.table import Table
 
 from bench import bench_queries
+from evals import eval_queries
+from evals.search_quality import chunk_corpus, database_name, load_beir, load_corpus
 from search.embedder import Embedder, EmbeddingSettings
-from search.eval import (
-    chunk_corpus,
-    database_name,
-    load_beir,
-    load_corpus,
-)
 from search.hybrid import fetch_candidates, hybrid_search, search_connect
 from search.metrics import percentile
 from search.query import SearchFilters
@@ -93,7 +89,7 @@ def measure_one(
     vector: NDArray[np.float32],
 ) -> float:
     """Milliseconds of one measured operation (``kind``, one of MEASURES) for one query."""
-    q = queries()
+    q = bench_queries()
     start = time.perf_counter()
     if kind == "query embedding":
         embedder.encode([text])
@@ -132,7 +128,7 @@ def build_scaled(
 
     from sql.database import bind_embedding_model
 
-    q = queries()
+    q = {**queries(), **eval_queries(), **bench_queries()}
     with source.connect() as conn:
         docs = conn.execute(q["bench_source_documents"]).fetchall()
         chunks = conn.execute(q["bench_source_chunks"]).fetchall()
@@ -277,7 +273,7 @@ def measure_scale(
 def ingest_cost(data: Any, documents: int, embedder: Embedder) -> dict[str, Any]:
     """Load ``documents`` SciFact documents into a fresh database (nothing cached) and
     embed the same chunk texts with a bare ``SentenceTransformer.encode``."""
-    from search.eval import BeirDataset
+    from evals.search_quality import BeirDataset
 
     ids = list(data.corpus)[:documents]
     subset = BeirDataset(data.name, {i: data.corpus[i] for i in ids}, {}, {})

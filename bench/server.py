@@ -8,7 +8,7 @@ Two parts, one run:
    find_vendor_info per mode over every vendor.
 2. **Latency per tool and mode**, over stdio and streamable HTTP, against the
    vendor corpus database (``kb_eval_vendor_corpus``, brought up to date as
-   ``python -m kg eval-disambiguation`` does): p50 / p95 of uncached calls (a
+   ``python -m evals disambiguation`` does): p50 / p95 of uncached calls (a
    server with every cache off) and cached calls (a server with the default
    caches, every call repeated in rounds that rotate their order), next to the
    bare library call in this process (``hybrid_search``,
@@ -50,7 +50,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.wire import HttpWire, StdioWire, WireClient
-from kg.eval import DEFAULT_CORPUS, EVAL_DATABASE, build_vendor_corpus
+from evals.corpus import EVAL_DATABASE, build_vendor_corpus, default_corpus
 from kg.settings import GraphSettings
 from kg.store import KnowledgeGraph
 from search.embedder import Embedder
@@ -457,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--repeats", type=int, default=21, help="calls per measurement [21]")
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--corpus", type=Path, default=default_corpus())
     parser.add_argument("--out", type=Path, default=RESULTS / "server.json")
     args = parser.parse_args(argv)
     if args.repeats < 3:
@@ -473,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
 
     console.print(f"bringing {EVAL_DATABASE} up to date with {args.corpus} ...")
     corpus_db = named_database(server_conninfo(DatabaseSettings()), EVAL_DATABASE)
-    build_vendor_corpus(corpus_db.conninfo, args.corpus, quiet=True)
+    build_vendor_corpus(corpus_db, args.corpus, quiet=True)
     with corpus_db.connect() as conn:
         rows = conn.execute(queries()["kg_largest_vendors"], {"limit": 3}).fetchall()
     vendors = [r["name"] for r in rows]

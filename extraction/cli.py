@@ -8,7 +8,6 @@ non-zero exit code; tracebacks are for bugs only.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -168,62 +167,24 @@ def _parser() -> argparse.ArgumentParser:
     extract.add_argument("--vendor", help="vendor the text is about (seeds the entity ruler)")
     extract.add_argument("--json", action="store_true", help="print JSON (default: tables)")
 
-    ev = command(
-        "eval",
-        "Score extraction against KnowledgeNet (relations) and wikigold (NER).",
-        "Score relationship extraction against KnowledgeNet gold facts and NER against "
-        "wikigold, printing precision / recall / F1 per type.",
-    )
-    ev.add_argument(
-        "--data",
-        type=Path,
-        default=None,
-        help="folder holding knowledgenet/ and wikigold/ "
-        "(default: $KB_EVAL_DATA, else the shared/data folder beside this repository)",
-    )
-    ev.add_argument("--task", choices=["all", "relations", "ner"], default="all")
-    ev.add_argument(
-        "--limit",
-        type=int,
-        default=None,
-        metavar="N",
-        help="only the first N passages / documents (quick check)",
-    )
-    ev.add_argument("--json", action="store_true", help="print JSON")
-
-    eg = command(
-        "eval-graph",
-        "Score the vendor graphs against hand-labelled vendor folders.",
-        "Bring the evaluation knowledge base (database kb_eval_vendor_corpus on the "
-        "configured server) up to date with the vendor corpus, incrementally, then score "
-        "each labelled folder's graph: entity precision, recall and type accuracy, and "
-        "typed-relationship precision and recall, overall and per type. The labelled "
-        "format and how the folders were chosen: evals/vendor_graph/README.md.",
-    )
-    eg.add_argument(
-        "--gold",
-        type=Path,
-        default=None,
-        help="folder of labelled vendor folders (*.json; default: evals/vendor_graph/gold)",
-    )
-    eg.add_argument(
-        "--corpus",
-        type=Path,
-        default=None,
-        help="vendor corpus the labels are on (default: $KB_EVAL_DATA/vendor_corpus, else "
-        "shared/data/vendor_corpus beside this repository)",
-    )
-    eg.add_argument(
-        "--details", action="store_true", help="also list each folder's errors and misses"
-    )
-    eg.add_argument("--json", action="store_true", help="print JSON (every folder's errors too)")
     return parser
 
 
+#: Commands that now live elsewhere -> the command to run instead.
+MOVED = {"eval": "python -m evals extraction", "eval-graph": "python -m evals graph"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
     err = Console(stderr=True)
+    if given and given[0] in MOVED:
+        err.print(
+            f"[bold red]error:[/] the evaluation harnesses moved: run `{MOVED[given[0]]}`",
+            highlight=False,
+        )
+        return EXIT_USAGE
+    parser = _parser()
+    args = parser.parse_args(given)
     try:
         if args.command in ("rebuild-graph", "ingest"):
             return _cmd_build(args)
@@ -235,10 +196,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_stop_db()
         if args.command == "extract":
             return _cmd_extract(args)
-        if args.command == "eval":
-            return _cmd_eval(args)
-        if args.command == "eval-graph":
-            return _cmd_eval_graph(args)
     except CliError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return exc.code
@@ -469,71 +426,4 @@ def _cmd_extract(args: argparse.Namespace) -> int:
         sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         render_extraction(Console(), data)
-    return EXIT_OK
-
-
-def _cmd_eval(args: argparse.Namespace) -> int:
-    from extraction import evaluate
-
-    if args.limit is not None and args.limit < 1:
-        raise CliError("--limit must be 1 or more", EXIT_USAGE)
-    data_dir: Path = args.data or Path(os.environ.get("KB_EVAL_DATA") or evaluate.DATA_DIR)
-    out: dict[str, Any] = {}
-    console = Console()
-    kn = data_dir / "knowledgenet" / "facts_folds1-3.jsonl"
-    wg = data_dir / "wikigold" / "CONLL-format" / "data" / "wikigold.conll.txt"
-    if args.task in ("all", "relations") and not kn.is_file():
-        raise CliError(
-            f"{kn}: KnowledgeNet facts not found (set --data or KB_EVAL_DATA)", EXIT_USAGE
-        )
-    if args.task in ("all", "ner") and not wg.is_file():
-        raise CliError(f"{wg}: wikigold not found (set --data or KB_EVAL_DATA)", EXIT_USAGE)
-    if args.task in ("all", "relations"):
-        rel = evaluate.run_relation_eval(
-            path=kn, limit=args.limit, folds=(1, 2, 3), show_progress=not args.json
-        )
-        out["relations"] = rel.to_dict()
-        if not args.json:
-            evaluate.render_relation_eval(rel, console)
-    if args.task in ("all", "ner"):
-        ner = evaluate.run_ner_eval(path=wg, limit=args.limit, show_progress=not args.json)
-        out["ner"] = ner.to_dict()
-        if not args.json:
-            evaluate.render_ner_eval(ner, console)
-    if args.json:
-        sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
-    return EXIT_OK
-
-
-def _cmd_eval_graph(args: argparse.Namespace) -> int:
-    from extraction import graph_eval
-    from extraction.corpus import CorpusError
-    from extraction.pipeline import RebuildError
-    from extraction.progress import RichProgress
-    from extraction.report import render_graph_eval
-    from search.embedder import EmbeddingConfigError
-    from sql import DatabaseError
-
-    gold: Path = args.gold or graph_eval.GOLD_DIR
-    corpus: Path = args.corpus or graph_eval.default_corpus()
-    if not gold.is_dir():
-        raise CliError(f"{gold}: no such folder of labelled vendor folders", EXIT_USAGE)
-    if not (corpus / "vendors").is_dir():
-        raise CliError(
-            f"{corpus}: not a vendor corpus (no vendors/ folder; set --corpus or KB_EVAL_DATA)",
-            EXIT_USAGE,
-        )
-    try:
-        with RichProgress(Console(stderr=True), enabled=not args.json) as progress:
-            report = graph_eval.run_graph_eval(corpus, gold, progress=progress)
-    except graph_eval.GoldError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from None
-    except ValidationError as exc:
-        _settings_error(exc)
-    except (CorpusError, RebuildError, DatabaseError, EmbeddingConfigError) as exc:
-        raise CliError(str(exc)) from None
-    if args.json:
-        sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
-    else:
-        render_graph_eval(Console(), report, details=args.details)
     return EXIT_OK

@@ -6,8 +6,7 @@ knowledge base or the new one, never a mix."""
 from __future__ import annotations
 
 import datetime as dt
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -56,6 +55,10 @@ def doc_date(doc: SourceDocument) -> dt.date | None:
 
 class Publisher:
     """Writes a rebuild's prepared notes and work-cache results into the knowledge base."""
+
+    #: Called inside the publish transaction once the notes are written, before the
+    #: vendor graphs: where the reliability tests read concurrently or kill the process.
+    while_open: Callable[[], None] | None = None
 
     def __init__(self, model_name: str, settings: ExtractionSettings, progress: Progress) -> None:
         self.model_name = model_name
@@ -215,10 +218,8 @@ class Publisher:
                         )
                         report.chunks_written += 1
                     self.progress.advance()
-            if self.settings.publish_pause_s:
-                # Fault injection: widens the window in which the transaction is
-                # open so tests can read concurrently or kill the process here.
-                time.sleep(self.settings.publish_pause_s)
+            if self.while_open is not None:
+                self.while_open()
             for vendor_id in sorted(affected):
                 found = self.rebuild_vendor_graph(conn, vendor_id, gazetteer)
                 report.problems.extend(Problem(p.path, p.kind, p.message, p.action) for p in found)

@@ -71,10 +71,3 @@ class ExtractionSettings(BaseSettings):
         description="seconds a worker's claim on a work unit lasts; a unit whose worker died "
         "is claimed again after it",
     )
-    publish_pause_s: float = Field(
-        default=0.0,
-        ge=0.0,
-        le=600.0,
-        validation_alias=AliasChoices("KB_FAULT_PUBLISH_PAUSE_S", "publish_pause_s"),
-        description="fault injection for tests: seconds to wait inside the publish transaction",
-    )

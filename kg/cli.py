@@ -1,4 +1,4 @@
-"""``python -m kg``: vendor graphs from the command line, and the disambiguation evaluation.
+"""``python -m kg``: vendor graphs from the command line.
 
 Every failure a user can cause ends in one ``error:`` line and a non-zero exit
 code; tracebacks are for bugs only.
@@ -15,7 +15,6 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 from rich.console import Console
-from rich.progress import track
 from rich.table import Table
 
 from kg.errors import GraphError
@@ -97,25 +96,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("vendor", nargs="?", help="only links of this vendor (default: all)")
     p.add_argument("--limit", type=int, default=20, help="rows per list (1-1000, default 20)")
     p = command(
-        "eval-disambiguation",
-        "Accuracy of vendor-name resolution per category on the labelled query set "
-        "(targets: >= 95%% overall, zero wrong unique answers).",
-    )
-    p.add_argument("--queries", type=Path, help="labelled JSONL (default: kg/data/...)")
-    p.add_argument(
-        "--corpus",
-        type=Path,
-        help="vendor corpus to build the vendors from (default ../shared/data/vendor_corpus)",
-    )
-    p.add_argument(
-        "--no-build",
-        action="store_true",
-        help="use the database as it is: "
-        "DATABASE_URL, else the evaluation database on the embedded server",
-    )
-    p.add_argument("--show-errors", action="store_true", help="list every wrong answer")
-    p.add_argument("--out", type=Path, help="also write the JSON report to this file")
-    p = command(
         "run-notebook",
         "Execute a notebook top to bottom against the configured database; write the "
         "executed copy and its first figure.",
@@ -126,13 +106,22 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Commands that now live elsewhere -> the command to run instead.
+MOVED = {"eval-disambiguation": "python -m evals disambiguation"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
     err = Console(stderr=True)
+    if given and given[0] in MOVED:
+        err.print(
+            f"[bold red]error:[/] the evaluation harnesses moved: run `{MOVED[given[0]]}`",
+            highlight=False,
+        )
+        return EXIT_USAGE
+    parser = _parser()
+    args = parser.parse_args(given)
     try:
-        if args.command == "eval-disambiguation":
-            return _cmd_eval(args)
         if args.command == "run-notebook":
             return _cmd_run_notebook(args)
         return _run_graph_command(args)
@@ -323,101 +312,6 @@ def _export(kg: Any, args: argparse.Namespace, out: Console) -> int:
         f"wrote {graph.number_of_nodes()} entities, {graph.number_of_edges()} relationships "
         f"to {args.output}"
     )
-    return EXIT_OK
-
-
-def _cmd_eval(args: argparse.Namespace) -> int:
-    from psycopg.conninfo import make_conninfo
-
-    from kg.eval import (
-        DEFAULT_CORPUS,
-        EVAL_DATABASE,
-        LabelError,
-        build_vendor_corpus,
-        default_queries_path,
-        evaluate,
-        load_queries,
-        summarize,
-    )
-    from sql import DatabaseError
-    from sql.database import named_database, open_database, server_conninfo
-    from sql.settings import DatabaseSettings
-
-    path = args.queries or default_queries_path()
-    try:
-        items = load_queries(path.read_text(encoding="utf-8").splitlines(), str(path))
-    except OSError as exc:
-        raise CliError(f"cannot read {path}: {exc.strerror}", EXIT_USAGE) from None
-    except UnicodeDecodeError:
-        raise CliError(f"{path} is not UTF-8 text", EXIT_USAGE) from None
-    except LabelError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from None
-    if not items:
-        raise CliError(f"{path} holds no queries", EXIT_USAGE)
-    err = Console(stderr=True)
-    try:
-        settings = DatabaseSettings()
-        if args.no_build:
-            db = open_database(settings)
-        else:
-            corpus = args.corpus or DEFAULT_CORPUS
-            if not corpus.is_dir():
-                raise CliError(f"{corpus}: no such folder (give --corpus)", EXIT_USAGE)
-            db = named_database(server_conninfo(settings), EVAL_DATABASE)
-            err.print(f"bringing {EVAL_DATABASE} up to date with {corpus} ...")
-            build_vendor_corpus(make_conninfo(db.conninfo), corpus, quiet=True)
-        with db.connect() as conn:
-            judged = evaluate(
-                conn, list(track(items, description="resolving", console=err, transient=True))
-            )
-    except ValidationError as exc:
-        raise CliError(settings_problem(exc), EXIT_USAGE) from None
-    except (DatabaseError, RuntimeError) as exc:
-        raise CliError(str(exc)) from None
-    report = summarize(judged)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
-    if args.json:
-        _print_json(report)
-        return EXIT_OK
-    out = Console()
-    table = Table(title=f"vendor disambiguation: {len(items)} labelled queries ({path.name})")
-    for col in ("category", "queries", "correct", "accuracy", "wrong unique", "outcomes"):
-        table.add_column(col, justify="right" if col not in ("category", "outcomes") else "left")
-    for cat, row in report["categories"].items():
-        table.add_row(
-            cat,
-            str(row["queries"]),
-            str(row["correct"]),
-            f"{row['accuracy']:.1%}",
-            str(row["wrong_unique"]),
-            ", ".join(f"{k} {v}" for k, v in sorted(row["outcomes"].items())),
-        )
-    table.add_row(
-        "overall",
-        str(report["queries"]),
-        str(report["correct"]),
-        f"{report['accuracy']:.1%}",
-        str(report["wrong_unique"]),
-        "",
-        style="bold",
-    )
-    out.print(table)
-    out.print(
-        "targets: accuracy >= 95% "
-        + ("[green]met[/]" if report["accuracy"] >= 0.95 else "[red]missed[/]")
-        + "; zero wrong unique answers "
-        + ("[green]met[/]" if report["wrong_unique"] == 0 else "[red]missed[/]")
-    )
-    if args.show_errors:
-        for e in report["errors"]:
-            out.print(
-                f"  [{e['category']}] {e['query']!r}: expected {e['expected']} "
-                f"{e['expected_vendors']}, got {e['outcome']} {e['answer']}"
-                + ("  [red]WRONG UNIQUE[/]" if e["wrong_unique"] else ""),
-                highlight=False,
-            )
     return EXIT_OK
 
 

@@ -4,7 +4,7 @@
 HNSW vector top-N and a full-text top-N over the chunks and fuses them with
 Reciprocal Rank Fusion (k = 60) in one SQL statement (``sql/search.sql``), then
 collapses overlapping neighbour chunks, applies optional boosts and rerank, and
-pages. ``python -m search.eval`` measures it on a BEIR dataset.
+pages. ``python -m evals search`` measures it on a BEIR dataset.
 
 Importing this package loads no model and reads no settings.
 """

@@ -13,7 +13,7 @@ Fusion = Literal["convex", "rrf"]
 # Convex fusion of min-max normalised scores, half each, is the default: with the
 # same candidates, SciFact train nDCG@10 0.734 against RRF's 0.724, and 0.763
 # against 0.754 on the 200 labelled vendor queries (README, "Hybrid search";
-# python -m search.eval / python -m search.kb_eval). RRF stays one setting away.
+# python -m evals search / python -m evals vendor-queries). RRF stays one setting away.
 DEFAULT_FUSION: Fusion = "convex"
 DEFAULT_VECTOR_WEIGHT = 0.5
 

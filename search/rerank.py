@@ -2,7 +2,7 @@
 
 It loads any local sentence-transformers ``CrossEncoder`` folder named by
 ``KB_RERANK_MODEL``: pass ``load_reranker(SearchSettings())`` as ``reranker=`` to
-``hybrid_search``; ``python -m search.eval`` adds a reranked arm when it is set.
+``hybrid_search``; ``python -m evals search`` adds a reranked arm when it is set.
 
 No trained cross-encoder can be installed offline here. :func:`build_stand_in`
 makes one of the same architecture as ``cross-encoder/ms-marco-MiniLM-L-6-v2``

@@ -116,7 +116,7 @@ class SearchSettings(BaseSettings):
     )
     # Boosts multiply the fused score by 1 + the sum of those that apply, at the
     # reference pipeline's percentages (metadata 15 %, document type 10 %, recency
-    # 5 %, entity 10 %, topic 8 %). On by default: the set `python -m search.kb_eval`
+    # 5 %, entity 10 %, topic 8 %). On by default: the set `python -m evals vendor-queries`
     # keeps by backward elimination on the 200 labelled vendor queries (from all
     # five, drop a boost while dropping it does not lower nDCG@10) at the default
     # depth: vendor, document type, entity and topic (at depth 100 it also dropped

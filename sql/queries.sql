@@ -330,34 +330,6 @@ ORDER BY name;
 -- forget_replica --
 DELETE FROM server_replicas WHERE name = %(name)s;
 
--- graph_eval_documents --
--- The vendor-graph harness (extraction.graph_eval): labelled notes the knowledge base holds.
-SELECT source_path FROM documents WHERE source_path = ANY(%(paths)s);
-
--- graph_eval_chunks --
-SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id
-WHERE d.source_path = ANY(%(paths)s);
-
--- graph_eval_entities --
--- Entities with a mention in the given chunks.
-SELECT DISTINCT e.name, e.type, e.aliases
-FROM entities e JOIN entity_mentions m ON m.entity_id = e.id
-WHERE m.chunk_id = ANY(%(chunk_ids)s);
-
--- graph_eval_relationships --
--- Typed relationships with evidence in the given chunks (the strongest piece, or
--- any other the relationship keeps in metadata.chunks).
-SELECT r.type, r.confidence,
-       s.name AS source, s.type AS source_type, s.aliases AS source_aliases,
-       t.name AS target, t.type AS target_type, t.aliases AS target_aliases
-FROM relationships r
-JOIN entities s ON s.id = r.source_id
-JOIN entities t ON t.id = r.target_id
-WHERE r.type <> 'MENTIONED_WITH'
-  AND (r.evidence_chunk_id = ANY(%(chunk_ids)s)
-       OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(coalesce(r.metadata -> 'chunks', '[]'))
-                  AS x(id) WHERE x.id::bigint = ANY(%(chunk_ids)s)));
-
 -- document_paths --
 SELECT source_path FROM documents;
 

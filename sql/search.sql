@@ -1,4 +1,4 @@
--- Named statements of hybrid search and its evaluation harness.
+-- Named statements of hybrid search.
 -- Each block starts with "-- name --"; sql.queries() maps names to statements.
 
 -- search_settings --
@@ -202,56 +202,6 @@ JOIN chunks c ON c.id = f.chunk_id
 JOIN documents d ON d.id = c.document_id
 JOIN vendors v ON v.id = d.vendor_id
 ORDER BY f.fused_score DESC, f.chunk_id;
-
--- eval_clear --
-TRUNCATE documents, chunks, vendors RESTART IDENTITY CASCADE;
-
--- eval_copy_documents --
-COPY documents (id, source_path, vendor_id, category, title, metadata, content_hash)
-FROM STDIN WITH (FORMAT BINARY);
-
--- eval_insert_vendor --
-INSERT INTO vendors (id, name, normalized_name) VALUES (1, %(name)s, %(normalized_name)s);
-
--- eval_fix_sequences --
-SELECT setval('documents_id_seq', (SELECT max(id) FROM documents)),
-       setval('vendors_id_seq', 1);
-
--- eval_chunk_documents --
-SELECT c.id AS chunk_id, d.source_path FROM chunks c JOIN documents d ON d.id = c.document_id;
-
--- eval_analyze --
-ANALYZE documents, chunks, vendors, chunk_terms, lexeme_df;
-
--- bench_source_documents --
-SELECT id, source_path, category, title, metadata, content_hash FROM documents ORDER BY id;
-
--- bench_source_chunks --
-SELECT document_id, chunk_index, total_chunks, context_header, content, content_hash,
-       token_count, embedding
-FROM chunks ORDER BY document_id, chunk_index;
-
--- bench_drop_hnsw_index --
--- Loading 100k rows into a live HNSW index is far slower than building it after.
-DROP INDEX IF EXISTS chunks_embedding_hnsw;
-
--- bench_index_memory --
--- The whole graph fits in memory while the index is built.
-SET maintenance_work_mem = '1GB';
-
--- bench_vector_top10 --
--- The floor the vector arm is compared with: a bare HNSW top 10.
-SELECT id FROM chunks ORDER BY embedding <=> %(embedding)s LIMIT 10;
-
--- bench_fulltext_top10 --
--- The floor the full-text arm is compared with: any query word, plain ts_rank.
-WITH q AS (
-    SELECT replace(plainto_tsquery('english', %(query)s::text)::text, ' & ', ' | ')::tsquery AS tsq
-)
-SELECT c.id FROM chunks c, q
-WHERE c.tsv @@ q.tsq
-ORDER BY ts_rank(c.tsv, q.tsq) DESC, c.id
-LIMIT 10;
 
 -- search_chunk_by_id --
 SELECT c.id AS chunk_id, c.chunk_index, c.total_chunks, c.context_header, c.content,

@@ -19,7 +19,6 @@ import pytest
 from psycopg.rows import dict_row
 
 from extraction.pipeline import Rebuilder
-from extraction.settings import ExtractionSettings
 from sql.database import Database, open_database
 from sql.settings import DatabaseSettings
 from tests.corpus_fixtures import change_corpus, snapshot, write_corpus
@@ -56,12 +55,8 @@ def test_concurrent_readers_see_old_or_new_never_a_mix(
     Rebuilder(db, embedder=embedder, extractor=extractor).run(corpus)
     before = reader_view(db.conninfo)
     change_corpus(corpus)
-    slow = Rebuilder(
-        db,
-        settings=ExtractionSettings(publish_pause_s=1.5),
-        embedder=embedder,
-        extractor=extractor,
-    )
+    slow = Rebuilder(db, embedder=embedder, extractor=extractor)
+    slow.publisher.while_open = lambda: time.sleep(1.5)
     errors: list[BaseException] = []
 
     def rebuild() -> None:
@@ -90,11 +85,11 @@ def _spawn_rebuild(corpus: Path, conninfo: str, pause: float) -> subprocess.Pope
     env = {
         **os.environ,
         "DATABASE_URL": conninfo,
-        "KB_FAULT_PUBLISH_PAUSE_S": str(pause),
         "KB_STORE_BATCH": "4",
     }
+    command = ["rebuild-graph", str(corpus), "--quiet", "--json"]
     return subprocess.Popen(
-        [sys.executable, "-m", "extraction", "rebuild-graph", str(corpus), "--quiet", "--json"],
+        [sys.executable, "-m", "tests.slow_publish", str(pause), *command],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,

@@ -45,7 +45,6 @@ def test_help_lists_commands_and_environment() -> None:
         "ingest",
         "status",
         "extract",
-        "eval",
         "DATABASE_URL",
         "KB_PGDATA",
     ):
@@ -139,18 +138,6 @@ def test_extract_rejects_binary_and_non_utf8(tmp_path: Path, payload: bytes, mes
 def test_extract_missing_file() -> None:
     proc = run_cli("extract", "/no/such/file.txt")
     assert proc.returncode == 2 and "no such file" in proc.stderr
-
-
-def test_eval_small_run_prints_scores() -> None:
-    proc = run_cli("eval", "--limit", "5", "--json")
-    assert proc.returncode == 0, proc.stderr
-    data = json.loads(proc.stdout)
-    assert set(data) == {"relations", "ner"}
-
-
-def test_eval_missing_data_is_reported(tmp_path: Path) -> None:
-    proc = run_cli("eval", "--data", str(tmp_path))
-    assert proc.returncode == 2 and "KnowledgeNet facts not found" in proc.stderr
 
 
 def test_embedded_default_starts_on_demand_is_reused_and_stops(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import io
 import pytest
 from rich.console import Console
 
-from extraction.evaluate import (
+from evals.extraction_quality import (
     Counts,
     Fact,
     micro,

@@ -31,7 +31,6 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from psycopg.conninfo import make_conninfo
 
 from extraction.pipeline import Rebuilder
-from extraction.settings import ExtractionSettings
 from server.auth import KeyStore
 from sql.database import Database
 from tests.conftest import REPO
@@ -135,12 +134,8 @@ def test_rebuild_while_clients_query_every_answer_is_from_one_build(
         old = anyio.run(before)
         calls = CALLS + chunk_calls
         change_corpus(corpus)
-        slow = Rebuilder(
-            db,
-            settings=ExtractionSettings(publish_pause_s=1.0),
-            embedder=embedder,
-            extractor=extractor,
-        )
+        slow = Rebuilder(db, embedder=embedder, extractor=extractor)
+        slow.publisher.while_open = lambda: time.sleep(1.0)
         failures: list[BaseException] = []
 
         def rebuild() -> None:
@@ -308,7 +303,11 @@ def test_database_stopped_under_load_fails_fast_and_service_returns_by_itself(
             async with anyio.create_task_group() as tg:
                 for n in range(8):
                     tg.start_soon(_hammer, url, key, n * 2, stop, records)
-                await anyio.sleep(3.0)
+                # answers before the outage first, however slow the server's start-up
+                with anyio.fail_after(120):
+                    while len(records) < 8:
+                        await anyio.sleep(0.1)
+                await anyio.sleep(1.0)
                 marks["down"] = time.monotonic()
                 await anyio.to_thread.run_sync(stop_embedded, pgdata)
                 marks["stopped"] = time.monotonic()

@@ -14,7 +14,7 @@ import networkx as nx
 import orjson
 import pytest
 
-from kg.eval import CATEGORIES, LabelError, default_queries_path, load_queries
+from evals.disambiguation import CATEGORIES, LabelError, default_queries_path, load_queries
 from sql.database import Database
 from sql.names import normalize_name
 from tests.conftest import REPO
@@ -40,7 +40,7 @@ def run(db: Database | None, *args: str, env: dict[str, str] | None = None):
 
 def test_help_explains_every_command() -> None:
     top = run(None, "--help")
-    assert top.returncode == 0 and "eval-disambiguation" in top.stdout
+    assert top.returncode == 0 and "run-notebook" in top.stdout
     assert "KB_GRAPH_MAX_ENTITIES" in top.stdout
     for command in (
         "resolve",
@@ -50,7 +50,6 @@ def test_help_explains_every_command() -> None:
         "path",
         "neighbors",
         "links",
-        "eval-disambiguation",
         "run-notebook",
     ):
         out = run(None, command, "--help")
@@ -125,32 +124,6 @@ def test_bad_environment_and_unreachable_database() -> None:
     )
     assert down.returncode == 1 and down.stderr.startswith("error: cannot connect")
     assert "Traceback" not in down.stderr
-
-
-def test_eval_on_a_small_labelled_file(graph_db: Database, tmp_path: Path) -> None:
-    queries = tmp_path / "q.jsonl"
-    rows = [
-        {"query": "acme corp.", "category": "case", "expect": "unique", "vendors": ["Acme_Corp"]},
-        {
-            "query": "Apache",
-            "category": "multi_match",
-            "expect": "ambiguous",
-            "vendors": ["Apache_Friends", "Apache_Software_Foundation"],
-        },
-        {"query": "Initech", "category": "no_vendor", "expect": "not_found", "vendors": []},
-        # a label the resolver cannot meet: counted wrong, and a wrong unique answer
-        {"query": "Anvils", "category": "partial", "expect": "unique", "vendors": ["Globex"]},
-    ]
-    queries.write_text("\n".join(orjson.dumps(r).decode() for r in rows))
-    out = run(graph_db, "eval-disambiguation", "--no-build", "--queries", str(queries), "--json")
-    assert out.returncode == 0, out.stderr
-    report = orjson.loads(out.stdout)
-    assert (report["queries"], report["correct"], report["wrong_unique"]) == (4, 3, 1)
-    assert report["categories"]["partial"]["accuracy"] == 0.0
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"query": "x"}\n')
-    out = run(graph_db, "eval-disambiguation", "--no-build", "--queries", str(bad))
-    assert out.returncode == 2 and "bad.jsonl:1" in out.stderr
 
 
 def test_labelled_set_is_well_formed_and_large_enough() -> None:

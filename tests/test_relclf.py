@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from extraction.evaluate import KNOWLEDGENET
+from evals.extraction_quality import KNOWLEDGENET
 from extraction.nlp import Extractor, shared_nlp
 from extraction.relations import Mention, find_relations
 from extraction.relclf import (

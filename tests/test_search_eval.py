@@ -11,7 +11,8 @@ import psycopg
 import pytest
 from psycopg import sql as pgsql
 
-from search.eval import (
+from evals.cli import HarnessError
+from evals.search_quality import (
     chunk_corpus,
     database_name,
     evaluate,
@@ -70,7 +71,7 @@ def test_load_beir_reads_split_and_skips_header(tmp_path: Path) -> None:
 
 
 def test_missing_files_are_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit, match=r"qrels/dev\.tsv is missing"):
+    with pytest.raises(HarnessError, match=r"qrels/dev\.tsv is missing"):
         load_beir(write_beir(tmp_path / "tiny"), "dev")
 
 
@@ -126,9 +127,7 @@ def test_evaluate_scores_every_arm_and_reuses_the_load(
 
 def test_cli_refuses_a_rerank_model_that_is_not_a_model_folder(tmp_path: Path, capsys: Any) -> None:
     folder = write_beir(tmp_path / "tiny")
-    with pytest.raises(SystemExit) as exited:
-        main(["--dataset", str(folder), "--split", "test", "--rerank-model", str(tmp_path)])
-    assert exited.value.code == 2
+    assert main(["--dataset", str(folder), "--split", "test", "--rerank-model", str(tmp_path)]) == 2
     assert "config.json is missing" in capsys.readouterr().err
 
 

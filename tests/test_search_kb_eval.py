@@ -1,4 +1,4 @@
-"""The vendor-query harness (``python -m search.kb_eval``): its query file checks, its
+"""The vendor-query harness (``python -m evals vendor-queries``): its query file checks, its
 variants, and a real run on the sample knowledge base."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from search.kb_eval import (
+from evals.cli import HarnessError
+from evals.vendor_queries import (
     DEFAULT_QUERIES,
     REFERENCE_WEIGHTS,
-    EvalError,
     LabelledQuery,
     evaluate,
     load_queries,
@@ -55,15 +55,15 @@ def test_the_shipped_query_set_loads() -> None:
 def test_a_malformed_line_is_named(tmp_path: Path, line: str, says: str) -> None:
     path = tmp_path / "q.jsonl"
     path.write_text('{"query": "ok", "category": "k", "relevant": {"a.md": 2}}\n' + line + "\n")
-    with pytest.raises(EvalError, match=f"q.jsonl:2: .*{says}"):
+    with pytest.raises(HarnessError, match=f"q.jsonl:2: .*{says}"):
         load_queries(path)
 
 
 def test_missing_or_empty_query_files_are_errors(tmp_path: Path) -> None:
-    with pytest.raises(EvalError, match="cannot read"):
+    with pytest.raises(HarnessError, match="cannot read"):
         load_queries(tmp_path / "absent.jsonl")
     (tmp_path / "empty.jsonl").write_text("\n")
-    with pytest.raises(EvalError, match="no queries"):
+    with pytest.raises(HarnessError, match="no queries"):
         load_queries(tmp_path / "empty.jsonl")
 
 

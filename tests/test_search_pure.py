@@ -250,7 +250,7 @@ def test_defaults_are_the_measured_mix() -> None:
     weights = SearchSettings().boost_weights
     kept = (weights.vendor, weights.document_type, weights.entity, weights.topic)
     assert kept == (0.15, 0.10, 0.10, 0.08)
-    # dropped by the backward elimination of search/kb_eval.py at the default depth
+    # dropped by the backward elimination of evals/vendor_queries.py at the default depth
     assert weights.recency == 0.0
     assert SearchSettings().candidates == 70
 

@@ -53,7 +53,7 @@ def _examples(
     limit: int | None, folds: Sequence[int], bits: int, show_progress: bool
 ) -> tuple[list[_Example], set[tuple[str, str, str, str]], dict[str, frozenset[str]]]:
     """Parse passages and label candidates exactly as the harness scores them."""
-    from extraction.evaluate import Fact, load_knowledgenet, progress_over
+    from evals.extraction_quality import Fact, load_knowledgenet, progress_over
     from extraction.nlp import Extractor, shared_nlp
     from extraction.relations import alias_mentions, coreference_groups, find_relations
 

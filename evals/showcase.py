@@ -4,7 +4,7 @@ graph. It runs ``python -m kg stats`` and ``python -m kg export`` of the checkou
 started from (so two checkouts give a before and an after on their own databases).
 
     DATABASE_URL=postgresql://.../kb_eval_vendor_corpus \\
-        python evals/vendor_graph/showcase.py "Red Hat" Atlassian "Dan Abramov"
+        python evals/showcase.py "Red Hat" Atlassian "Dan Abramov"
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Disambiguation evaluation: labelled vendor-name queries against real vendors.
 
-The labelled set (``kg/data/disambiguation_queries.jsonl``, described in
-``kg/data/DISAMBIGUATION.md``) was written from the folder list of
-``../shared/data/vendor_corpus``. The vendors it is scored against are the
-ones the extraction stage builds from that corpus: by default the
-evaluation database ``kb_eval_vendor_corpus`` on the configured server is
-brought up to date with ``python -m extraction rebuild-graph`` (a full
+``python -m evals disambiguation``. The labelled set
+(``evals/data/disambiguation/queries.jsonl``, described in the README beside it)
+was written from the folder list of ``../shared/data/vendor_corpus``. The vendors
+it is scored against are the ones the extraction stage builds from that corpus: by
+default the evaluation database ``kb_eval_vendor_corpus`` on the configured server
+is brought up to date by the product's own rebuild (:mod:`evals.corpus`; a full
 build the first time, seconds afterwards), so vendor identity is exactly the
 product's.
 
@@ -18,19 +18,23 @@ that matters most.
 
 from __future__ import annotations
 
-import os
-import subprocess
+import argparse
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import orjson
 import psycopg
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
 
+from evals import DATA
+from evals.cli import EXIT_OK, HarnessError, reported
+from evals.corpus import build_vendor_corpus, checked_corpus, default_corpus, eval_database
 from kg.disambiguate import Resolution, resolve_vendor
 from kg.errors import InvalidName
 from sql.names import normalize_name
@@ -48,8 +52,6 @@ CATEGORIES = (
     "no_vendor",
     "multi_match",
 )
-EVAL_DATABASE = "kb_eval_vendor_corpus"
-DEFAULT_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared/data/vendor_corpus"
 
 
 class LabelError(ValueError):
@@ -70,7 +72,7 @@ class LabelledQuery:
 
 
 def default_queries_path() -> Path:
-    return Path(str(resources.files("kg").joinpath("data/disambiguation_queries.jsonl")))
+    return DATA / "disambiguation" / "queries.jsonl"
 
 
 def load_queries(lines: Iterable[str], source: str = "queries") -> list[LabelledQuery]:
@@ -190,16 +192,111 @@ def summarize(judged: Sequence[Judged]) -> dict[str, Any]:
     }
 
 
-def build_vendor_corpus(conninfo: str, corpus: Path, *, quiet: bool = False) -> None:
-    """Bring the evaluation database up to date with the product's own rebuild."""
-    env = {**os.environ, "DATABASE_URL": conninfo}
-    cmd = [sys.executable, "-m", "extraction", "rebuild-graph", str(corpus)]
-    if quiet:
-        cmd.append("--quiet")
-    proc = subprocess.run(cmd, env=env, check=False, capture_output=quiet, text=True)
-    if proc.returncode != 0:
-        detail = (proc.stderr or "").strip().splitlines()[-1:] if quiet else []
-        raise RuntimeError(
-            "building the vendor corpus failed"
-            + (f": {detail[0]}" if detail else f" (exit {proc.returncode})")
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m evals disambiguation``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m evals disambiguation",
+        description="Accuracy of vendor-name resolution per category on the labelled query "
+        "set (targets: >= 95%% overall, zero wrong unique answers).",
+    )
+    parser.add_argument(
+        "--queries",
+        type=Path,
+        help="labelled JSONL (default: evals/data/disambiguation/queries.jsonl)",
+    )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        help="vendor corpus to build the vendors from (default: $KB_EVAL_DATA/vendor_corpus, "
+        "else shared/data/vendor_corpus beside this repository)",
+    )
+    parser.add_argument(
+        "--no-build",
+        action="store_true",
+        help="use the database as it is: "
+        "DATABASE_URL, else the evaluation database on the embedded server",
+    )
+    parser.add_argument("--show-errors", action="store_true", help="list every wrong answer")
+    parser.add_argument("--out", type=Path, help="also write the JSON report to this file")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args(argv)
+    return reported(lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    from sql.database import open_database
+    from sql.settings import DatabaseSettings
+
+    path = args.queries or default_queries_path()
+    try:
+        items = load_queries(path.read_text(encoding="utf-8").splitlines(), str(path))
+    except OSError as exc:
+        raise HarnessError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise HarnessError(f"{path} is not UTF-8 text") from None
+    except LabelError as exc:
+        raise HarnessError(str(exc)) from None
+    if not items:
+        raise HarnessError(f"{path} holds no queries")
+    err = Console(stderr=True)
+    if args.no_build:
+        db = open_database(DatabaseSettings())
+    else:
+        corpus = checked_corpus(args.corpus or default_corpus())
+        db = eval_database()
+        err.print(f"bringing {db.description} up to date with {corpus} ...")
+        build_vendor_corpus(db, corpus, quiet=True)
+    with db.connect() as conn:
+        judged = evaluate(
+            conn, list(track(items, description="resolving", console=err, transient=True))
         )
+    report = summarize(judged)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+    if args.json:
+        sys.stdout.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return EXIT_OK
+    render(report, path.name, show_errors=args.show_errors)
+    return EXIT_OK
+
+
+def render(report: dict[str, Any], source: str, *, show_errors: bool = False) -> None:
+    """The report as tables, with the targets met or missed."""
+    out = Console()
+    table = Table(title=f"vendor disambiguation: {report['queries']} labelled queries ({source})")
+    for col in ("category", "queries", "correct", "accuracy", "wrong unique", "outcomes"):
+        table.add_column(col, justify="right" if col not in ("category", "outcomes") else "left")
+    for cat, row in report["categories"].items():
+        table.add_row(
+            cat,
+            str(row["queries"]),
+            str(row["correct"]),
+            f"{row['accuracy']:.1%}",
+            str(row["wrong_unique"]),
+            ", ".join(f"{k} {v}" for k, v in sorted(row["outcomes"].items())),
+        )
+    table.add_row(
+        "overall",
+        str(report["queries"]),
+        str(report["correct"]),
+        f"{report['accuracy']:.1%}",
+        str(report["wrong_unique"]),
+        "",
+        style="bold",
+    )
+    out.print(table)
+    out.print(
+        "targets: accuracy >= 95% "
+        + ("[green]met[/]" if report["accuracy"] >= 0.95 else "[red]missed[/]")
+        + "; zero wrong unique answers "
+        + ("[green]met[/]" if report["wrong_unique"] == 0 else "[red]missed[/]")
+    )
+    if show_errors:
+        for e in report["errors"]:
+            out.print(
+                f"  [{e['category']}] {e['query']!r}: expected {e['expected']} "
+                f"{e['expected_vendors']}, got {e['outcome']} {e['answer']}"
+                + ("  [red]WRONG UNIQUE[/]" if e["wrong_unique"] else ""),
+                highlight=False,
+            )

@@ -1,15 +1,14 @@
 """Search quality on the vendor knowledge base itself, and what each boost does to it.
 
-``python -m search.kb_eval [--queries FILE] [--corpus DIR] [--json]``
+``python -m evals vendor-queries [--queries FILE] [--corpus DIR] [--json]``
 
-SciFact (``python -m search.eval``) has no vendors, note kinds, dates or graph
+SciFact (``python -m evals search``) has no vendors, note kinds, dates or graph
 entities, so the boosts cannot fire there. This harness runs labelled questions
-(``search/data/vendor_queries.jsonl``: 200 queries in 7 categories, graded 2 =
-answers it, 1 = related; ``search/data/VENDOR_QUERIES.md`` says how they were
+(``evals/data/vendor_queries/queries.jsonl``: 200 queries in 7 categories, graded 2 =
+answers it, 1 = related; ``evals/data/vendor_queries/README.md`` says how they were
 written) against the knowledge base built from the whole vendor corpus by the
-product's own ``python -m extraction rebuild-graph`` in the database
-``kb_eval_vendor_corpus`` (shared with ``python -m kg eval-disambiguation``;
-incremental, so a rerun only checks hashes).
+product's own rebuild in the database ``kb_eval_vendor_corpus`` (:mod:`evals.corpus`,
+shared with the other harnesses; incremental, so a rerun only checks hashes).
 
 Each query's candidates are fetched once (the production statement, with the
 entity lookup on); every variant then ranks the same candidates with
@@ -25,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,24 +31,22 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
+from evals import DATA
+from evals.cli import EXIT_OK, HarnessError, reported
+from evals.corpus import EVAL_DATABASE, build_vendor_corpus, checked_corpus, default_corpus
 from search.hybrid import Candidate, fetch_candidates, rank_candidates, refuse
 from search.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from search.query import SearchFilters
 from search.settings import SearchSettings
 from sql import queries
 from sql.database import Database, named_database, server_conninfo
-from sql.errors import DatabaseError
-from sql.settings import DatabaseSettings, settings_problem
+from sql.settings import DatabaseSettings
 
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_QUERIES = Path(__file__).resolve().parent / "data" / "vendor_queries.jsonl"
-DATABASE = "kb_eval_vendor_corpus"
+DEFAULT_QUERIES = DATA / "vendor_queries" / "queries.jsonl"
 # The reference pipeline's weights (shared/seeds/data-models-quick-reference.md).
 REFERENCE_WEIGHTS = {
     "vendor_boost": 0.15,
@@ -63,16 +58,6 @@ REFERENCE_WEIGHTS = {
 _stderr = Console(stderr=True)
 
 
-class EvalError(Exception):
-    """A file or the database the evaluation needs is not usable."""
-
-
-def default_corpus() -> Path:
-    data = os.environ.get("KB_EVAL_DATA")
-    base = Path(data) if data else REPO.parent / "shared" / "data"
-    return base / "vendor_corpus"
-
-
 @dataclass(frozen=True, slots=True)
 class LabelledQuery:
     query: str
@@ -82,11 +67,11 @@ class LabelledQuery:
 
 
 def load_queries(path: Path) -> list[LabelledQuery]:
-    """Read the labelled queries; any malformed line is an :class:`EvalError`."""
+    """Read the labelled queries; any malformed line is an :class:`HarnessError`."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise EvalError(f"{path}: cannot read the queries ({exc})") from None
+        raise HarnessError(f"{path}: cannot read the queries ({exc})") from None
     out = []
     for n, line in enumerate(lines, start=1):
         if not line.strip():
@@ -100,31 +85,14 @@ def load_queries(path: Path) -> list[LabelledQuery]:
                 raise ValueError("relevant must be a non-empty object")
             grades = {str(k): int(v) for k, v in relevant.items()}
         except (ValueError, KeyError, TypeError) as exc:
-            raise EvalError(
+            raise HarnessError(
                 f"{path}:{n}: not a labelled query ({exc}); expected "
                 '{"query": ..., "category": ..., "relevant": {"vendors/...md": 2}}'
             ) from None
         out.append(LabelledQuery(query.strip(), category, grades))
     if not out:
-        raise EvalError(f"{path}: no queries")
+        raise HarnessError(f"{path}: no queries")
     return out
-
-
-def build_knowledge_base(conninfo: str, corpus: Path) -> None:
-    """Bring the evaluation database up to date with the product's own rebuild
-    (a subprocess: search does not import the extraction stage)."""
-    if not (corpus / "vendors").is_dir():
-        raise EvalError(f"{corpus}: no vendors/ folder (set --corpus or KB_EVAL_DATA)")
-    proc = subprocess.run(
-        [sys.executable, "-m", "extraction", "rebuild-graph", str(corpus), "--quiet"],
-        env={**os.environ, "DATABASE_URL": conninfo},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-        raise EvalError(f"building the vendor knowledge base failed: {last}")
 
 
 def variants(defaults: SearchSettings) -> dict[str, SearchSettings]:
@@ -341,14 +309,9 @@ def print_report(report: dict[str, Any], console: Console) -> None:
         )
 
 
-def _fail(message: str, code: int) -> int:
-    _stderr.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
-    return code
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m search.kb_eval",
+        prog="python -m evals vendor-queries",
         description="Score hybrid search and each boost on labelled queries over the "
         "knowledge base built from the vendor corpus.",
     )
@@ -362,31 +325,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="vendor corpus folder (default: $KB_EVAL_DATA/vendor_corpus, else "
         "shared/data/vendor_corpus beside this repository)",
     )
-    parser.add_argument("--database", default=DATABASE, help=f"database name [{DATABASE}]")
+    parser.add_argument(
+        "--database", default=EVAL_DATABASE, help=f"database name [{EVAL_DATABASE}]"
+    )
     parser.add_argument("--no-build", action="store_true", help="use the database as it is")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
-    try:
-        items = load_queries(args.queries)
-        settings = SearchSettings()
-        db = named_database(server_conninfo(DatabaseSettings()), args.database)
-        if not args.no_build:
-            _stderr.print(f"bringing {args.database} up to date with the vendor corpus ...")
-            build_knowledge_base(db.conninfo, args.corpus or default_corpus())
-        from search.embedder import Embedder
+    return reported(lambda: _run(args))
 
-        report = evaluate(db, items, Embedder.from_settings(), settings, today=date.today())
-    except ValidationError as exc:
-        return _fail(settings_problem(exc), 2)
-    except EvalError as exc:
-        return _fail(str(exc), 2)
-    except DatabaseError as exc:
-        return _fail(str(exc), 1)
+
+def _run(args: argparse.Namespace) -> int:
+    items = load_queries(args.queries)
+    settings = SearchSettings()
+    corpus = None if args.no_build else checked_corpus(args.corpus or default_corpus())
+    db = named_database(server_conninfo(DatabaseSettings()), args.database)
+    if corpus is not None:
+        _stderr.print(f"bringing {args.database} up to date with {corpus} ...")
+        build_vendor_corpus(db, corpus, quiet=args.json)
+    from search.embedder import Embedder
+
+    report = evaluate(db, items, Embedder.from_settings(), settings, today=date.today())
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         print_report(report, Console())
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ Both harnesses run the production code path (:meth:`Extractor.extract_many`)
 and return plain result objects with ``to_dict()`` for JSON and
 ``render_*`` functions for rich tables. Scoring is split into pure functions
 (:func:`score_relations`, :func:`score_spans`) so that the arithmetic is
-tested on hand-made gold sets.
+tested on hand-made gold sets. ``python -m evals extraction`` runs both.
 
 KnowledgeNet folds 1 and 2 are the development set; fold 3 is held out and
 is only reported, never tuned on.
@@ -12,9 +12,12 @@ is only reported, never tuned on.
 
 from __future__ import annotations
 
+import argparse
+import os
+import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,10 +27,12 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from evals import REPO
+from evals.cli import EXIT_OK, HarnessError, reported
 from extraction.models import ExtractionContext
 
 #: The shared evaluation data, beside the repository (``../shared/data``).
-DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DATA_DIR = REPO.parent / "shared" / "data"
 KNOWLEDGENET = DATA_DIR / "knowledgenet" / "facts_folds1-3.jsonl"
 WIKIGOLD = DATA_DIR / "wikigold" / "CONLL-format" / "data" / "wikigold.conll.txt"
 
@@ -586,33 +591,66 @@ def render_ner_eval(result: NerEvalResult, console: Console | None = None) -> No
     console.print(f"{result.seconds:.1f} s")
 
 
-def _main(argv: Sequence[str] | None = None) -> None:
-    """``python -m extraction.evaluate [--limit N] [--folds 1,2] [--json]``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(description=_main.__doc__)
-    parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--folds", default="1,2", help="comma-separated; 3 is held out")
-    parser.add_argument("--what", choices=("relations", "ner", "both"), default="both")
-    parser.add_argument("--json", action="store_true")
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m evals extraction``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m evals extraction",
+        description="Score relationship extraction against KnowledgeNet gold facts and NER "
+        "against wikigold, printing precision / recall / F1 per type.",
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="folder holding knowledgenet/ and wikigold/ "
+        "(default: $KB_EVAL_DATA, else the shared/data folder beside this repository)",
+    )
+    parser.add_argument("--task", choices=["all", "relations", "ner"], default="all")
+    parser.add_argument(
+        "--folds",
+        default="1,2,3",
+        help="KnowledgeNet folds, comma-separated (default 1,2,3; 3 is held out, never tuned on)",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only the first N passages / documents (quick check)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON")
     args = parser.parse_args(argv)
-    folds = tuple(int(f) for f in args.folds.split(","))
+    return reported(lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 1:
+        raise HarnessError("--limit must be 1 or more")
+    try:
+        folds = tuple(int(f) for f in args.folds.split(","))
+    except ValueError:
+        raise HarnessError(f"--folds {args.folds!r}: give fold numbers like 1,2") from None
+    if not set(folds) <= {1, 2, 3}:
+        raise HarnessError(f"--folds {args.folds!r}: KnowledgeNet has folds 1, 2 and 3")
+    data_dir: Path = args.data or Path(os.environ.get("KB_EVAL_DATA") or DATA_DIR)
+    kn = data_dir / "knowledgenet" / "facts_folds1-3.jsonl"
+    wg = data_dir / "wikigold" / "CONLL-format" / "data" / "wikigold.conll.txt"
+    if args.task in ("all", "relations") and not kn.is_file():
+        raise HarnessError(f"{kn}: KnowledgeNet facts not found (set --data or KB_EVAL_DATA)")
+    if args.task in ("all", "ner") and not wg.is_file():
+        raise HarnessError(f"{wg}: wikigold not found (set --data or KB_EVAL_DATA)")
     out: dict[str, Any] = {}
-    render: list[Callable[[], None]] = []
-    if args.what in ("relations", "both"):
-        rel = run_relation_eval(args.limit, folds, show_progress=not args.json)
+    console = Console()
+    if args.task in ("all", "relations"):
+        rel = run_relation_eval(path=kn, limit=args.limit, folds=folds, show_progress=not args.json)
         out["relations"] = rel.to_dict()
-        render.append(lambda: render_relation_eval(rel))
-    if args.what in ("ner", "both"):
-        ner = run_ner_eval(args.limit, show_progress=not args.json)
+        if not args.json:
+            render_relation_eval(rel, console)
+    if args.task in ("all", "ner"):
+        ner = run_ner_eval(path=wg, limit=args.limit, show_progress=not args.json)
         out["ner"] = ner.to_dict()
-        render.append(lambda: render_ner_eval(ner))
+        if not args.json:
+            render_ner_eval(ner, console)
     if args.json:
-        print(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
-    else:
-        for r in render:
-            r()
-
-
-if __name__ == "__main__":
-    _main()
+        sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
+    return EXIT_OK

@@ -1,6 +1,6 @@
 """Retrieval evaluation on a BEIR dataset: vector arm, full-text arm and hybrid.
 
-``python -m search.eval --dataset DIR --split NAME [--json]``
+``python -m evals search --dataset DIR --split NAME [--json]``
 
 The dataset is loaded into a database of its own on the same server
 (``kb_eval_<dataset>_<chunking>``), never into the knowledge base. Documents
@@ -31,6 +31,8 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from evals import eval_queries
+from evals.cli import EXIT_OK, HarnessError, reported
 from search.hybrid import (
     DEFAULT_MAX_DF_RATIO,
     Candidate,
@@ -75,7 +77,7 @@ def load_beir(folder: Path, split: str) -> BeirDataset:
     """Read ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``."""
     for needed in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
         if not (folder / needed).is_file():
-            raise SystemExit(f"error: {folder / needed} is missing (not a BEIR dataset folder?)")
+            raise HarnessError(f"{folder / needed} is missing (not a BEIR dataset folder?)")
     corpus = {
         str(d["_id"]): (str(d.get("title") or ""), str(d.get("text") or ""))
         for d in _jsonl(folder / "corpus.jsonl")
@@ -149,7 +151,7 @@ def load_corpus(
     db: Database, data: BeirDataset, chunks: list[EvalChunk], embedder: Embedder
 ) -> bool:
     """Make the database hold exactly these chunks; False when it already did."""
-    q = queries()
+    q = {**queries(), **eval_queries()}
     model = embedder.info
     fingerprint = hashlib.sha256(model.name.encode())
     for c in chunks:
@@ -306,7 +308,8 @@ def evaluate(
     rerank_latency: list[float] = []
     with db.connect() as conn:
         chunk_doc = {
-            r["chunk_id"]: r["source_path"] for r in conn.execute(queries()["eval_chunk_documents"])
+            r["chunk_id"]: r["source_path"]
+            for r in conn.execute(eval_queries()["eval_chunk_documents"])
         }
         with Progress(console=_stderr) as progress:
             task = progress.add_task("running queries", total=len(qids) * (2 if exact else 1))
@@ -402,7 +405,7 @@ def print_report(report: dict[str, Any], console: Console) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m search.eval", description=__doc__.split("\n\n")[0] if __doc__ else None
+        prog="python -m evals search", description=__doc__.split("\n\n")[0] if __doc__ else None
     )
     parser.add_argument("--dataset", type=Path, required=True, help="BEIR dataset folder")
     parser.add_argument("--split", default="test", help="qrels split (default: test)")
@@ -436,7 +439,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.candidates < 1:
         parser.error("--candidates must be positive")
+    return reported(lambda: _run(args))
 
+
+def _run(args: argparse.Namespace) -> int:
     from search.embedder import Embedder, EmbeddingSettings
 
     settings = SearchSettings()
@@ -445,7 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         reranker = load_reranker(settings)
     except RerankerUnavailable as exc:
-        parser.error(str(exc))
+        raise HarnessError(str(exc)) from None
     data = load_beir(args.dataset, args.split)
     chunks = chunk_corpus(data.corpus, args.chunking)
     server = server_conninfo(DatabaseSettings())
@@ -470,7 +476,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
     else:
         print_report(report, Console())
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -1,0 +1,51 @@
+"""What every harness's command shares: one ``error:`` line and an exit code for each
+failure a user can cause (2: a bad argument, file or setting; 1: the database, the
+corpus or a model failed), never a traceback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+
+from evals.corpus import CorpusMissing
+from extraction.corpus import CorpusError
+from extraction.pipeline import RebuildError
+from search.embedder import EmbeddingConfigError
+from sql.errors import DatabaseError
+from sql.settings import settings_problem
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class HarnessError(Exception):
+    """A failure to report as one line, with an exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def fail(message: str, code: int) -> int:
+    Console(stderr=True).print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
+    )
+    return code
+
+
+def reported(body: Callable[[], int]) -> int:
+    """Run a harness, turning the failures a user can cause into one line each."""
+    try:
+        return body()
+    except HarnessError as exc:
+        return fail(str(exc), exc.code)
+    except ValidationError as exc:
+        return fail(settings_problem(exc), EXIT_USAGE)
+    except CorpusMissing as exc:
+        return fail(str(exc), EXIT_USAGE)
+    except (CorpusError, RebuildError, DatabaseError, EmbeddingConfigError) as exc:
+        return fail(str(exc), EXIT_FAILURE)
