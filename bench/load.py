@@ -82,7 +82,6 @@ import httpx2
 import psutil
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 from mcp_types import CallToolResult
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
@@ -90,6 +89,7 @@ from rich.table import Table
 
 from bench import bench_queries
 from search.metrics import percentile
+from server.sdk import http_timeouts, share_output_schema_validator
 
 RESULTS = Path(__file__).resolve().parent / "results"
 REPO = Path(__file__).resolve().parent.parent
@@ -434,54 +434,22 @@ def _shared_ssl_context() -> ssl.SSLContext:
     return _ssl_context
 
 
-def _share_output_validators() -> None:
-    """Compile each tool's output-schema validator once per process.
-
-    The SDK's client checks every answer against the tool's output schema with a validator
-    it compiles, meta-schema check included (~40 ms of CPU), once per session and tool. A
-    real client pays that once; a load generator running hundreds of sessions in a process
-    would spend most of its CPU on it at the start of every phase. Sessions of this
-    process share the compiled validators instead; every answer is still validated. Does
-    nothing if the SDK no longer has the hook."""
-    from mcp.client.session import ClientSession
-
-    original = getattr(ClientSession, "_output_schema_validator", None)
-    if original is None or getattr(original, "shared_by_bench_load", False):
-        return
-    compiled: dict[tuple[str, str], Any] = {}
-
-    def shared(self: Any, name: str, output_schema: dict[str, Any]) -> Any:
-        own = self._tool_output_validators.get(name)
-        if own is not None:
-            return own
-        key = (name, json.dumps(output_schema, sort_keys=True))
-        validator = compiled.get(key)
-        if validator is None:
-            validator = compiled[key] = original(self, name, output_schema)
-        self._tool_output_validators[name] = validator
-        return validator
-
-    shared.shared_by_bench_load = True  # type: ignore[attr-defined]
-    setattr(ClientSession, "_output_schema_validator", shared)  # noqa: B010
-
-
 @asynccontextmanager
 async def open_session(url: str, key: str, *, timeout_s: float = 30.0) -> AsyncIterator[Client]:
     """An MCP client session over streamable HTTP with ``key`` in ``X-API-Key``: the SDK's
-    ``Client`` on an HTTP client configured as ``create_mcp_http_client`` does (its default
-    timeouts), sharing this process's TLS context and compiled output validators."""
-    _share_output_validators()
-    async with (
-        httpx2.AsyncClient(
-            headers={"X-API-Key": key},
-            timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
-            verify=_shared_ssl_context(),
-        ) as http,
-        Client(
-            streamable_http_client(url, http_client=http), read_timeout_seconds=timeout_s
-        ) as client,
-    ):
-        yield client
+    ``Client`` on an HTTP client with the SDK transports' default timeouts
+    (:func:`server.sdk.http_timeouts`), sharing this process's TLS context and compiled
+    output validators (:func:`server.sdk.share_output_schema_validator`)."""
+    with share_output_schema_validator():
+        async with (
+            httpx2.AsyncClient(
+                headers={"X-API-Key": key}, timeout=http_timeouts(), verify=_shared_ssl_context()
+            ) as http,
+            Client(
+                streamable_http_client(url, http_client=http), read_timeout_seconds=timeout_s
+            ) as client,
+        ):
+            yield client
 
 
 @dataclass(frozen=True, slots=True)

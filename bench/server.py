@@ -45,7 +45,6 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from rich.console import Console
 from rich.table import Table
 
@@ -57,6 +56,7 @@ from search.embedder import Embedder
 from search.hybrid import hybrid_search, search_pool
 from search.metrics import percentile
 from server.auth import KeyStore
+from server.sdk import http_client
 from server.service import Service
 from server.settings import ServerSettings
 from sql.database import Database, named_database, open_database, server_conninfo
@@ -396,7 +396,7 @@ def _one_server(
 
         async def http_main() -> dict[str, list[float]]:
             async with (
-                create_mcp_http_client(headers={"X-API-Key": key}) as http,
+                http_client({"X-API-Key": key}) as http,
                 Client(streamable_http_client(http_server.url, http_client=http)) as session,
             ):
                 return await run_with(session)
