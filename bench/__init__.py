@@ -1,5 +1,6 @@
-"""Benchmarks: each module runs as ``python -m bench.<name>``; the SQL they run
-directly lives in ``bench/queries.sql``."""
+"""Benchmarks: each runs as ``python -m bench.<name>`` (a module, or a package for the
+larger ones: ``load``, ``server``, ``search``); the SQL they run directly lives in
+``bench/queries.sql``."""
 
 from __future__ import annotations
 

@@ -32,16 +32,11 @@ import psutil
 from rich.console import Console
 from rich.table import Table
 
-from bench.load import (
-    DATABASE,
-    RESULTS,
-    ServerProcess,
-    build_knowledge_base,
-    mix_from_database,
-    probe_mix,
-    run_clients,
-    summarize,
-)
+from bench.load.clients import run_clients
+from bench.load.knowledge_base import DATABASE, build_knowledge_base, mix_from_database, probe_mix
+from bench.load.run import RESULTS
+from bench.load.server_process import ServerProcess
+from bench.load.stats import summarize
 
 #: The CPU per call of n replicas may exceed one replica's by this share at most.
 CPU_RISE_LIMIT = 0.10

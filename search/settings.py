@@ -79,7 +79,7 @@ class SearchSettings(BaseSettings):
     )
     # SciFact train (BM25 arm): 0.02 / 0.05 / 0.1 / 1.0 gave the full-text arm
     # nDCG@10 0.688 / 0.692 / 0.692 / 0.692 and the hybrid 0.733 / 0.735 / 0.734 /
-    # 0.735; a higher ratio reads longer posting lists (bench/search.py).
+    # 0.735; a higher ratio reads longer posting lists (bench/search/).
     fulltext_max_df_ratio: float = Field(
         default=0.05,
         gt=0.0,

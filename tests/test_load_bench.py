@@ -1,4 +1,4 @@
-"""The load generator of ``bench/load.py``: its statistics on hand-made records, and a few
+"""The load generator of ``bench/load/``: its statistics on hand-made records, and a few
 seconds of real MCP sessions against a real ``python -m server`` over streamable HTTP on
 the sample knowledge base, with one key exhausted so its RATE_LIMIT answers count as
 intended and the other keys stay unlimited."""
@@ -12,20 +12,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from bench.load import (
-    INTENDED,
-    OK,
-    TIMEOUT,
-    TOOLS,
-    CallRecord,
-    ServerProcess,
-    assess,
-    exhaust_key,
-    mix_from_database,
-    probe_mix,
-    run_clients,
-    summarize,
-)
+from bench.load.clients import exhaust_key, run_clients
+from bench.load.knowledge_base import mix_from_database, probe_mix
+from bench.load.records import INTENDED, OK, TIMEOUT, TOOLS, CallRecord
+from bench.load.server_process import ServerProcess
+from bench.load.stats import assess, summarize
 from server.auth import KeyStore
 from sql.database import Database
 

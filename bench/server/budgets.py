@@ -1,0 +1,58 @@
+"""Part 1, token budgets by mode: the real token count (cl100k_base) of semantic_search
+answers with 10 results and of find_vendor_info answers, through the service in this
+process."""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Any
+
+from bench.server import MODES, QUERIES
+from search.embedder import Embedder
+from server.service import Service
+from server.settings import ServerSettings
+from sql.database import Database
+
+
+def token_budgets(db: Database, embedder: Embedder, key: str) -> dict[str, Any]:
+    settings = ServerSettings(
+        api_key=key,
+        max_tokens_per_response=1_000_000,
+        # every answer must be measured: a rate-limited one would be skipped
+        rate_limit_minute=10**6,
+        rate_limit_hour=10**7,
+        rate_limit_day=10**8,
+    )
+    service = Service(settings, db, embedder=embedder)
+    try:
+        search: dict[str, list[int]] = {m: [] for m in MODES}
+        for q in QUERIES:
+            for mode in MODES:
+                env, err = service.semantic_search(key, query=q, top_k=10, response_mode=mode)
+                if err:
+                    raise SystemExit(f"semantic_search {q!r} {mode}: {env['error']}")
+                if len(env["results"]) == 10:
+                    search[mode].append(env["execution_context"]["tokens_estimated"])
+        page = service.kg.list_vendors(limit=1000)
+        vendor: dict[str, list[int]] = {m: [] for m in MODES}
+        for v in page.vendors:
+            for mode in MODES:
+                env, err = service.find_vendor_info(key, vendor_name=v.name, response_mode=mode)
+                if err:
+                    raise SystemExit(f"find_vendor_info {v.name!r} {mode}: {env['error']}")
+                vendor[mode].append(env["execution_context"]["tokens_estimated"])
+    finally:
+        service.close()
+
+    def summary(values: list[int]) -> dict[str, Any]:
+        return {
+            "n": len(values),
+            "median": int(median(values)) if values else None,
+            "max": max(values) if values else None,
+        }
+
+    return {
+        "semantic_search_10_results": {m: summary(v) for m, v in search.items()},
+        "find_vendor_info": {m: summary(v) for m, v in vendor.items()},
+        "tokenizer": "cl100k_base (bpe-openai)",
+    }
