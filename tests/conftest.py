@@ -141,6 +141,6 @@ def sample_kb(pg_admin: str, template_db: str, embedder: Any, extractor: Any) ->
 def rerank_stand_in(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A local cross-encoder folder of ms-marco-MiniLM-L-6-v2's architecture (the
     packaged MiniLM-L6 encoder, untrained head): real loading and inference."""
-    from search.rerank import build_stand_in
+    from bench.rerank_stand_in import build_stand_in
 
     return build_stand_in(tmp_path_factory.mktemp("rerank") / "minilm-cross-encoder")

@@ -162,11 +162,12 @@ def rerank_cost(
     """``hybrid_search`` end to end with and without the rerank stage, in pairs.
 
     ``model``: a local cross-encoder folder; None builds the stand-in of
-    ``search.rerank.build_stand_in`` (ms-marco-MiniLM-L-6-v2's architecture with
+    ``bench.rerank_stand_in.build_stand_in`` (ms-marco-MiniLM-L-6-v2's architecture with
     an untrained head: the latency is real, its order is not)."""
     import tempfile
 
-    from search.rerank import CrossEncoderReranker, build_stand_in
+    from bench.rerank_stand_in import build_stand_in
+    from search.rerank import CrossEncoderReranker
 
     with tempfile.TemporaryDirectory() as tmp:
         path = model or build_stand_in(Path(tmp) / "minilm-cross-encoder")
