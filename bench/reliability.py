@@ -5,7 +5,7 @@ One command reruns everything the report states and rewrites
 
 1. the fault, fuzzing and security tests (real PostgreSQL, real models, real MCP
    sessions; see each test module) with ``KB_RELIABILITY_DIR`` set, so each test
-   writes the figures it measured (:func:`tests.reliability.record`), plus a
+   writes the figures it measured (:func:`tests.fixtures.reliability.record`), plus a
    JUnit file for pass / fail / time per test;
 2. the load benchmark (``python -m bench.load``), whose results are
    ``bench/results/load.json``.
@@ -36,15 +36,15 @@ REPORT = REPO / "docs" / "reliability.md"
 
 # What the report reruns: every test that records a figure, and its neighbours.
 TESTS = [
-    "tests/test_faults.py",
-    "tests/test_atomic.py",
-    "tests/test_fuzz_server.py",
-    "tests/test_fuzz_extraction.py",
-    "tests/test_server_transports.py",
-    "tests/test_server_pure.py",
-    "tests/test_server_auth.py",
-    "tests/test_replicas.py",
-    "tests/test_load_bench.py",
+    "tests/reliability/test_faults.py",
+    "tests/reliability/test_atomic.py",
+    "tests/server/test_fuzz.py",
+    "tests/extraction/test_fuzz.py",
+    "tests/server/test_transports.py",
+    "tests/server/test_pure.py",
+    "tests/server/test_auth.py",
+    "tests/server/test_replicas.py",
+    "tests/bench/test_load_bench.py",
 ]
 
 
@@ -127,32 +127,32 @@ SECTIONS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
             (
                 "fault_database_outage",
                 "PostgreSQL stopped for 5 s under load, then restarted",
-                "pytest tests/test_faults.py -k stopped_under_load",
+                "pytest tests/reliability/test_faults.py -k stopped_under_load",
             ),
             (
                 "fault_rebuild_while_querying",
                 "`rebuild-graph` lands while MCP clients query",
-                "pytest tests/test_faults.py -k rebuild_while_clients",
+                "pytest tests/reliability/test_faults.py -k rebuild_while_clients",
             ),
             (
                 "fault_sigkill_rebuild",
                 "`rebuild-graph` killed with SIGKILL at random points",
-                "pytest tests/test_atomic.py -k sigkill",
+                "pytest tests/reliability/test_atomic.py -k sigkill",
             ),
             (
                 "fault_server_killed",
                 "the server process killed and restarted",
-                "pytest tests/test_faults.py -k server_killed",
+                "pytest tests/reliability/test_faults.py -k server_killed",
             ),
             (
                 "fault_disk_full",
                 "the embedded database's disk full during a rebuild",
-                "pytest tests/test_faults.py -k disk_full",
+                "pytest tests/reliability/test_faults.py -k disk_full",
             ),
             (
                 "fault_read_only_pgdata",
                 "the embedded database's data directory read-only",
-                "pytest tests/test_faults.py -k read_only",
+                "pytest tests/reliability/test_faults.py -k read_only",
             ),
         ],
     ),
@@ -164,12 +164,12 @@ SECTIONS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
             (
                 "fuzz_mcp_tools",
                 "every tool's arguments, fuzzed",
-                "pytest tests/test_fuzz_server.py",
+                "pytest tests/server/test_fuzz.py",
             ),
             (
                 "fuzz_extraction_cli",
                 "the extraction CLI on hostile files",
-                "pytest tests/test_fuzz_extraction.py",
+                "pytest tests/extraction/test_fuzz.py",
             ),
         ],
     ),
@@ -181,34 +181,34 @@ SECTIONS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
             (
                 "security_rate_limit_http",
                 "rate limits exact under concurrency, per key (over HTTP)",
-                "pytest tests/test_server_transports.py -k exact_over_http",
+                "pytest tests/server/test_transports.py -k exact_over_http",
             ),
             (
                 "replicas_shared_state",
                 "three replicas: a revoked key refused by all at once, a new key accepted "
                 "without a restart, cursors continued on another replica, every replica on a "
                 "new build",
-                "pytest tests/test_replicas.py -k cursors_keys_and_rebuilds",
+                "pytest tests/server/test_replicas.py -k cursors_keys_and_rebuilds",
             ),
             (
                 "replicas_rate_limit",
                 "three replicas share each key's rate limits exactly",
-                "pytest tests/test_replicas.py -k rate_limits",
+                "pytest tests/server/test_replicas.py -k rate_limits",
             ),
             (
                 "security_keys_not_logged",
                 "no key in the DEBUG log",
-                "pytest tests/test_server_transports.py -k never_reach_the_logs",
+                "pytest tests/server/test_transports.py -k never_reach_the_logs",
             ),
             (
                 "security_loopback_bind",
                 "HTTP binds to 127.0.0.1 unless told otherwise",
-                "pytest tests/test_server_transports.py -k loopback",
+                "pytest tests/server/test_transports.py -k loopback",
             ),
             (
                 "security_body_limit",
                 "request bodies over KB_HTTP_MAX_BODY_BYTES refused",
-                "pytest tests/test_server_transports.py -k oversized",
+                "pytest tests/server/test_transports.py -k oversized",
             ),
         ],
     ),

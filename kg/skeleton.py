@@ -5,7 +5,7 @@ PageRank costs about 200 ms in Python; the skeleton (ids, types, confidences
 and edge ends as numpy arrays, the relationships read as one blob of
 fixed-width records) gives the same numbers in a few tens of milliseconds.
 The results are those of :mod:`kg.analysis` on the networkx graph - same
-PageRank iteration, same tie-breaking - which ``tests/test_kg_skeleton.py``
+PageRank iteration, same tie-breaking - which ``tests/kg/test_skeleton.py``
 checks on random graphs. The networkx graph
 itself is built only when a caller asks for it (paths, neighbourhoods,
 exports, notebooks).

@@ -3,7 +3,7 @@
 Why it exists: importing torch and sentence-transformers costs several seconds
 before the first vector, which dominates a rebuild that changed one note. For
 small batches this module computes the same vectors with numpy from the same
-``model.safetensors`` and ``tokenizer.json``; ``tests/test_embedder.py`` checks
+``model.safetensors`` and ``tokenizer.json``; ``tests/search/test_embedder.py`` checks
 that both paths agree to 1e-5 on texts up to the full window. Large batches
 still go through sentence-transformers, which is faster per text.
 

@@ -1,6 +1,6 @@
 -- The knowledge base schema as of the newest migration. A fresh database is
 -- built from this file; an existing one is brought here by migrations/*.sql.
--- tests/test_schema.py asserts that both paths give the same schema.
+-- tests/sql/test_schema.py asserts that both paths give the same schema.
 
 CREATE EXTENSION IF NOT EXISTS vector;
 CREATE EXTENSION IF NOT EXISTS pg_trgm;

@@ -7,8 +7,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("sql", "search", "extraction", "kg", "server", "training", "bench")
+from tests.fixtures import REPO
+
+PACKAGES = ("sql", "search", "extraction", "kg", "server", "evals", "training", "bench")
 
 
 def private_imports(path: Path, package: str) -> list[str]:
@@ -48,15 +49,48 @@ def test_the_rule_sees_a_private_import(tmp_path: Path) -> None:
 
 
 def test_no_test_module_imports_another_test_module() -> None:
-    """Shared helpers live in fixture modules (``tests/*_fixtures.py``, conftest),
-    never in another test file: a test file can then move or change on its own."""
+    """Shared helpers live in the fixture modules (``tests/fixtures/``), never in
+    another test file: a test file can then move or change on its own."""
+
+    def is_test_module(name: str) -> bool:
+        return name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_")
+
     offenders = []
-    for path in sorted((REPO / "tests").glob("*.py")):
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        where = path.relative_to(REPO)
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests.test_"):
-                offenders.append(f"{path.name}: {node.module}")
+            if isinstance(node, ast.ImportFrom) and is_test_module(node.module or ""):
+                offenders.append(f"{where}: {node.module}")
             elif isinstance(node, ast.Import):
+                offenders += [f"{where}: {a.name}" for a in node.names if is_test_module(a.name)]
+    assert offenders == []
+
+
+def _fixtures(path: Path) -> set[str]:
+    return {
+        node.name
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef)
+        and any("fixture" in ast.unparse(d) for d in node.decorator_list)
+    }
+
+
+def test_fixtures_are_plugins_not_imports() -> None:
+    """Fixtures reach tests through ``pytest_plugins`` (``tests/conftest.py``): a test
+    module that imported a fixture by name would shadow it (and hide which one runs)."""
+    modules = {
+        f"tests.fixtures.{p.stem}": _fixtures(p) for p in (REPO / "tests" / "fixtures").glob("*.py")
+    }
+    fixtures = set().union(*modules.values())
+    assert {"db", "graph_db", "search_db", "embedder"} <= fixtures
+    conftest: dict[str, list[str]] = {}
+    exec((REPO / "tests" / "conftest.py").read_text(encoding="utf-8"), conftest)
+    assert {m for m, names in modules.items() if names} <= set(conftest["pytest_plugins"])
+    offenders = []
+    for path in sorted((REPO / "tests").rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests."):
                 offenders += [
-                    f"{path.name}: {a.name}" for a in node.names if a.name.startswith("tests.test_")
+                    f"{path.relative_to(REPO)}: {a.name}" for a in node.names if a.name in fixtures
                 ]
     assert offenders == []

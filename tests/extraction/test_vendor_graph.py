@@ -1,0 +1,230 @@
+"""Vendor graphs from the notes' structure, through the real rebuild: the corpus
+gazetteer across notes, its incremental upkeep, and bad front matter."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from extraction.pipeline import Rebuilder
+from sql.database import Database
+from tests.fixtures.corpus import snapshot
+
+NOTES = {
+    "vendors/Dan_Abramov/topic-redux.md": """---
+created_by: Dan Abramov and Andrew Clark
+display_name: Redux
+related: javascript, react, devops
+topic: redux
+github_url: https://github.com/reduxjs/redux
+---
+Redux is a predictable state container for JavaScript apps. Redux is often used with React.
+""",
+    "vendors/Meta/topic-react.md": """---
+created_by: Jordan Walke
+display_name: React
+topic: react
+github_url: https://github.com/facebook/react
+---
+React is a library for user interfaces. It competes with Vue in many projects.
+""",
+    "vendors/HeroDevs/eol-vue.md": """---
+title: Vue
+permalink: /vue
+identifiers:
+  - cpe: cpe:2.3:a:vuejs:vue.js
+---
+> [Vue](https://vuejs.org/) is a progressive JavaScript framework. HeroDevs sells
+> extended support for it. See also [React](/react) and [the docs](/nowhere).
+""",
+    "vendors/Red_Hat/eol-rhel.md": """---
+title: Red Hat Enterprise Linux
+permalink: /rhel
+identifiers:
+  - cpe: cpe:/o:redhat:enterprise_linux
+---
+> Red Hat Enterprise Linux is a Linux distribution developed by Red Hat for the commercial
+> market. Maintenance Support and Extended Life Cycle Support (ELS) follow.
+""",
+}
+
+
+def write(root: Path, notes: dict[str, str]) -> Path:
+    for rel, text in notes.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def graph(db: Database, vendor: str) -> tuple[dict[str, str], set[tuple[str, str, str]]]:
+    with db.connect() as conn:
+        entities = {
+            r["name"]: r["type"]
+            for r in conn.execute(
+                "SELECT e.name, e.type FROM entities e JOIN vendors v ON v.id = e.vendor_id "
+                "WHERE v.name = %s",
+                (vendor,),
+            )
+        }
+        edges = {
+            (r["s"], r["type"], r["t"])
+            for r in conn.execute(
+                "SELECT s.name AS s, r.type, t.name AS t FROM relationships r "
+                "JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id "
+                "JOIN vendors v ON v.id = r.vendor_id WHERE v.name = %s AND r.type <> "
+                "'MENTIONED_WITH'",
+                (vendor,),
+            )
+        }
+    return entities, edges
+
+
+@pytest.fixture()
+def rebuilder(db: Database, embedder: Any, extractor: Any) -> Rebuilder:
+    return Rebuilder(db, embedder=embedder, extractor=extractor)
+
+
+def test_structure_gives_makers_types_and_no_filing_facts(
+    rebuilder: Rebuilder, db: Database, tmp_path: Path
+) -> None:
+    rebuilder.run(write(tmp_path / "notes", NOTES))
+    entities, edges = graph(db, "Dan Abramov")
+    assert entities["Dan Abramov"] == "PERSON" and entities["Redux"] == "PRODUCT"
+    assert entities["React"] == "PRODUCT"  # typed by the React note, wherever it is named
+    assert {("Dan Abramov", "PRODUCES", "Redux"), ("Andrew Clark", "PRODUCES", "Redux")} <= edges
+    assert ("Redux", "RELATED_TO", "React") in edges or ("React", "RELATED_TO", "Redux") in edges
+    assert not any("devops" in e.lower() for e in entities)  # a generic topic: no entity
+    herodevs, herodevs_edges = graph(db, "HeroDevs")
+    assert herodevs["HeroDevs"] == "ORG" and herodevs["Vue"] == "PRODUCT"
+    assert not any(s == "HeroDevs" and r == "PRODUCES" for s, r, _ in herodevs_edges)
+    red_hat, red_hat_edges = graph(db, "Red Hat")
+    assert ("Red Hat", "PRODUCES", "Red Hat Enterprise Linux") in red_hat_edges
+    assert ("Red Hat Enterprise Linux", "BASED_ON", "Linux") in red_hat_edges
+    assert not {"Maintenance Support", "ELS", "Extended Life Cycle Support"} & set(red_hat)
+    with db.connect() as conn:
+        # every relationship's evidence is a chunk of the note that states it
+        rows = conn.execute(
+            "SELECT r.type, d.source_path FROM relationships r JOIN chunks c "
+            "ON c.id = r.evidence_chunk_id JOIN documents d ON d.id = c.document_id "
+            "JOIN vendors v ON v.id = r.vendor_id WHERE v.name = 'Dan Abramov' "
+            "AND r.type = 'PRODUCES'"
+        ).fetchall()
+    assert {r["source_path"] for r in rows} == {"vendors/Dan_Abramov/topic-redux.md"}
+
+
+def test_a_new_note_reseeds_stored_notes_and_equals_a_full_rebuild(
+    rebuilder: Rebuilder,
+    db: Database,
+    tmp_path: Path,
+    fresh_database: str,
+    embedder: Any,
+    extractor: Any,
+) -> None:
+    from sql.database import open_database
+    from sql.settings import DatabaseSettings
+
+    notes = dict(NOTES)
+    vuetify = {
+        "vendors/Vuetify/topic-vuetify.md": """---
+created_by: John Leider
+display_name: Vuetify
+topic: vuetify
+github_url: https://github.com/vuetifyjs/vuetify
+---
+Vuetify is a component framework for Vue.
+"""
+    }
+    # a note that names Vuetify before Vuetify has a note of its own
+    notes["vendors/HeroDevs/eol-vue.md"] += "\nMany apps build on Vuetify too.\n"
+    root = write(tmp_path / "notes", notes)
+    rebuilder.run(root)
+    before, _ = graph(db, "HeroDevs")
+    write(root, vuetify)
+    report = rebuilder.run(root)
+    assert report.documents_new == 1 and report.documents_reextracted == 1
+    after, _ = graph(db, "HeroDevs")
+    assert after.get("Vuetify") == "PRODUCT"
+    full = open_database(DatabaseSettings(database_url=fresh_database))
+    Rebuilder(full, embedder=embedder, extractor=extractor).run(root)
+    assert snapshot(db) == snapshot(full)
+    nothing = rebuilder.run(root)
+    assert nothing.up_to_date and nothing.documents_reextracted == 0
+    assert before != after or "Vuetify" not in before
+
+
+def test_another_graph_builder_rebuilds_graphs_without_extracting(
+    rebuilder: Rebuilder, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import extraction.graph as graph_builder
+
+    root = write(tmp_path / "notes", NOTES)
+    rebuilder.run(root)
+    kept = snapshot(db)
+    monkeypatch.setattr(graph_builder, "GRAPH_VERSION", "next")
+    report = rebuilder.run(root)
+    assert not report.up_to_date and report.vendors_rebuilt == 4
+    assert report.chunks_extracted == 0 and report.chunks_embedded == 0
+    assert report.documents_new == report.documents_changed == 0
+    assert snapshot(db) == kept
+    assert rebuilder.run(root).up_to_date
+
+
+ODD = {
+    "vendors/Odd/topic-list.md": "---\ndisplay_name: [Zorblax, Beta]\ncreated_by: [Ann Lee]\n"
+    "topic: zorblax\n---\nZorblax is a tool.\n",
+    "vendors/Odd/topic-long.md": "---\ndisplay_name: Gamma\ncreated_by: "
+    + "word " * 70
+    + "\ntopic: gamma\nrelated: ''\n---\nGamma.\n",
+    "vendors/Odd/topic-script.md": "---\ndisplay_name: 東京ツール\ncreated_by: 山田太郎\n"
+    "topic: tokyo\n---\n東京ツール は ツール です。\n",
+    "vendors/Mono/topic-mono.md": "---\ndisplay_name: Mono\ncreated_by: Mono\n"
+    "github_url: https://github.com/mono/mono\ntopic: mono\n---\nMono is by Mono.\n",
+    "vendors/Loop/eol-a.md": "---\ntitle: Alef\npermalink: /alef\n---\n"
+    "Alef is a fork of Bet. Bet is a fork of Alef.\n",
+}
+
+
+def test_odd_front_matter_is_reported_and_loses_nothing(
+    rebuilder: Rebuilder, db: Database, tmp_path: Path
+) -> None:
+    root = write(tmp_path / "notes", NOTES)
+    rebuilder.run(root)
+    kept = graph(db, "Dan Abramov")
+    report = rebuilder.run(write(root, ODD))
+    kinds = {(Path(p.path).name, p.kind) for p in report.problems}
+    assert ("topic-list.md", "front_matter_shape") in kinds
+    assert ("topic-long.md", "front_matter_shape") in kinds
+    assert ("topic-mono.md", "subject_is_vendor") in kinds
+    assert graph(db, "Dan Abramov") == kept  # other vendors untouched
+    odd, _ = graph(db, "Odd")
+    assert odd.get("Zorblax") == "PRODUCT" and odd.get("Ann Lee") == "PERSON"
+    assert odd.get("東京ツール") == "PRODUCT" and odd.get("山田太郎") is not None
+    mono, mono_edges = graph(db, "Mono")
+    assert set(mono) >= {"Mono"} and ("Mono", "PRODUCES", "Mono") in mono_edges
+    _, loop = graph(db, "Loop")
+    based = {(s, t) for s, r, t in loop if r == "BASED_ON"}
+    assert not ({("Alef", "Bet"), ("Bet", "Alef")} <= based)  # never a circle
+
+
+def test_a_copy_of_the_notes_elsewhere_gives_the_same_graph(
+    rebuilder: Rebuilder,
+    db: Database,
+    tmp_path: Path,
+    fresh_database: str,
+    embedder: Any,
+    extractor: Any,
+) -> None:
+    from sql.database import open_database
+    from sql.settings import DatabaseSettings
+
+    root = write(tmp_path / "a", NOTES)
+    rebuilder.run(root)
+    other = tmp_path / "b"
+    shutil.copytree(root, other)
+    full = open_database(DatabaseSettings(database_url=fresh_database))
+    Rebuilder(full, embedder=embedder, extractor=extractor).run(other)
+    assert snapshot(db) == snapshot(full)
