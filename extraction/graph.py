@@ -26,25 +26,32 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from itertools import pairwise
 from typing import Any
 
 from extraction.gazetteer import Gazetteer
-from extraction.lexicon import is_version_like, is_vocabulary
+from extraction.graph_names import (
+    Namer,
+    RawEdge,
+    RawMention,
+    is_name,
+    is_release,
+    name_key,
+    settle_names,
+    squashed_name,
+)
+from extraction.graph_notes import VENDOR, VendorNote, note_edges, note_mentions
 from extraction.models import EntityMention, ExtractionResult
-from extraction.names import MAX_NAME_CHARS, guess_vendor_type, has_org_word, normalize_name
+from extraction.names import guess_vendor_type, has_org_word
 from extraction.resolve import resolve_entities
-from extraction.structure import NoteFacts
 
-#: Bump when the graph built from the same extraction results changes: the next
+#: Bump when the graph built from the same extraction results changes (here, in
+#: :mod:`extraction.graph_names` or in :mod:`extraction.graph_notes`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
 GRAPH_VERSION = "13"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
 MENTION_CONFIDENCE = {"front_matter": 0.95, "ruler": 0.9, "compound": 0.8, "list": 0.7, "ner": 0.6}
-#: How much a mention's type counts in the vote for an entity's type.
-TYPE_WEIGHT = {"front_matter": 5, "ruler": 2, "compound": 2, "list": 2, "ner": 1}
 MAX_CONFIDENCE = 0.99
 SNIPPET_CHARS = 160
 #: Chunk ids kept per relationship besides its strongest evidence.
@@ -80,46 +87,7 @@ MIN_CONFIDENCE: dict[str, float] = {
     "BASED_ON": 0.4,
     "RELATED_TO": 0.4,
 }
-#: Confidence of the facts the notes' structure states.
-STRUCTURE_CONFIDENCE = {
-    "created_by": 0.95,
-    "identifiers": 0.75,
-    "title_and_tags": 0.75,
-    "title": 0.6,
-    "related": 0.6,
-}
-
-#: Words that make an owner's name followed by them a product ("Atlassian Cloud").
-_PRODUCT_WORDS = frozenset(
-    """
-    cloud data center server platform online edition studio suite app apps api sdk engine
-    runtime store services service hub desktop mobile web connect cli
-    """.split()  # noqa: SIM905
-)
-_LIST = re.compile(r",\s+(?!(?:Inc|Ltd|LLC|Co|Corp|GmbH|AG|SA|S\.A|BV|NV|PLC|LP|LLP)\b)[A-Z]")
-#: The end of a structural relationship that is the vendor itself.
-_VENDOR = "\x00vendor"
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
-#: Words after a product's name that still name the product ("Ansible Releases").
-_RELEASE_WORDS = frozenset(
-    [
-        "releases",
-        "release",
-        "versions",
-        "version",
-        "support",
-        "lts",
-        "release notes",
-        "changelog",
-        "docs",
-        "documentation",
-        "lifecycle",
-        "end of life",
-    ]
-)
-_COMPOUND_TAIL = re.compile(r"-(?:based|compatible|like|powered|specific|native)$")
-_VOCABULARY_TAIL = re.compile(r"^(.+?)\s+(\w+(?:\s\w+)?)$")
-_VERSION_TAIL = re.compile(r"^(.+?)\s+(v?\d[\w.+-]*)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,18 +103,6 @@ class VendorChunkExtraction:
     content: str = ""
     path: str = ""
     """The note the chunk belongs to (for problems worth reporting)."""
-
-
-@dataclass(frozen=True, slots=True)
-class VendorNote:
-    """A note of the vendor: its structural facts and where they point."""
-
-    path: str
-    facts: NoteFacts
-    chunk_id: int
-    """The note's first chunk: front-matter facts are evidenced there."""
-    content: str = ""
-    """That chunk's content (its header starts with the note's title)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,32 +155,6 @@ class VendorGraph:
     problems: list[GraphProblem] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
-class _Mention:
-    chunk_id: int
-    start: int
-    end: int
-    text: str
-    name: str
-    label: str
-    source: str
-    content: str
-    offset: int
-
-
-@dataclass(frozen=True, slots=True)
-class _Edge:
-    source: str
-    source_label: str
-    target: str
-    target_label: str
-    type: str
-    confidence: float
-    chunk_id: int
-    sentence: str
-    method: str
-
-
 def _noisy_or(confidences: Sequence[float]) -> float:
     remaining = 1.0
     for c in confidences:
@@ -241,79 +171,8 @@ def _snippet(content: str, start: int, end: int) -> str:
     return ("…" if lo > 0 else "") + text + ("…" if hi < len(content) else "")
 
 
-def _is_name(text: str) -> bool:
-    tail = _VERSION_TAIL.match(text)
-    return (
-        0 < len(text) <= MAX_NAME_CHARS
-        and bool(normalize_name(text))
-        and not is_vocabulary(text)
-        and not is_version_like(text)
-        # "API v4": a version of vocabulary is vocabulary
-        and not (tail is not None and is_vocabulary(tail.group(1)))
-        # "Python, Ruby": a list, not a name ("Lutron Co., Inc." keeps its legal form)
-        and not _LIST.search(text)
-    )
-
-
-def _release(name: str) -> bool:
-    """A product name with a version after it ("RHEL 9"): a release, not another name."""
-    tail = _VERSION_TAIL.match(name)
-    return bool(tail) and is_version_like(tail.group(2))  # type: ignore[union-attr]
-
-
 def _heading_spans(text: str) -> list[tuple[int, int]]:
     return [(m.start(1), m.end(1)) for m in _HEADING.finditer(text)]
-
-
-def _key(name: str) -> str:
-    return normalize_name(name) or name.strip().casefold()
-
-
-def _squash(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "", _key(name))
-
-
-class _Namer:
-    """Canonical names and types, through the gazetteer and this vendor's names."""
-
-    def __init__(self, gazetteer: Gazetteer | None) -> None:
-        self.gazetteer = gazetteer
-        self.products: dict[str, str] = {}
-
-    def canonical(self, name: str, label: str) -> tuple[str, str, bool]:
-        """(name, type, known) for a mention: the gazetteer's entry when it knows
-        the name, or the product it names with a version, release words or a
-        "-based" after it ("RHEL 9", "Ansible Releases", "Vuetify 2 docs")."""
-        entry = self.gazetteer.lookup(name) if self.gazetteer is not None else None
-        if entry is not None:
-            return entry.name, entry.type, True
-        base = name
-        for _ in range(3):
-            shorter = _strip_tail(base)
-            if shorter is None:
-                break
-            base = shorter
-            entry = self.gazetteer.lookup(base) if self.gazetteer is not None else None
-            if entry is not None and entry.type == "PRODUCT":
-                return entry.name, "PRODUCT", True
-            if _key(base) in self.products:
-                return self.products[_key(base)], "PRODUCT", True
-        if base != name and _COMPOUND_TAIL.search(name):
-            return base, label, False  # "Java EE-based" names Java EE
-        return name, label, False
-
-
-def _strip_tail(name: str) -> str | None:
-    """``name`` without its last version, release word or "-based"; None if none."""
-    if _COMPOUND_TAIL.search(name):
-        return _COMPOUND_TAIL.sub("", name)
-    tail = _VERSION_TAIL.match(name) or _VOCABULARY_TAIL.match(name)
-    if tail and (is_version_like(tail.group(2)) or _key(tail.group(2)) in _RELEASE_WORDS):
-        return tail.group(1)
-    words = name.rsplit(" ", 1)
-    if len(words) == 2 and _key(words[1]) in _RELEASE_WORDS:
-        return words[0]
-    return None
 
 
 def build_vendor_graph(
@@ -330,15 +189,15 @@ def build_vendor_graph(
     skipped (the predecessor already counted them), and so are relations whose
     both ends lie there.
     """
-    namer = _Namer(gazetteer)
-    raw: list[_Mention] = []
+    namer = Namer(gazetteer)
+    raw: list[RawMention] = []
     for row in rows:
         if _release_table(row):
             continue  # rendered from the front matter's release data: cycles, not prose
         headings = _heading_spans(row.content[row.body_offset :]) if row.content else []
         for found in row.result.entities:
             if found.start < row.overlap_chars or not (
-                _is_name(found.text) and _is_name(found.canonical)
+                is_name(found.text) and is_name(found.canonical)
             ):
                 continue
             if found.source == "ner" and any(
@@ -349,7 +208,7 @@ def build_vendor_graph(
             if found.text.islower() and (gazetteer is None or gazetteer.lookup(found.text) is None):
                 continue  # names are capitalised; a lower-case word is a common noun
             raw.append(
-                _Mention(
+                RawMention(
                     row.chunk_id,
                     row.body_offset + found.start,
                     row.body_offset + found.end,
@@ -361,10 +220,10 @@ def build_vendor_graph(
                     row.body_offset,
                 )
             )
-    structural: list[_Edge] = []
+    structural: list[RawEdge] = []
     vendor_name = vendor if vendor and not vendor.startswith("_") else None
-    vendor_keys = {_key(v) for v in (vendor_name, *vendor_aliases) if v}
-    vendor_squashed = {_squash(v) for v in (vendor_name, *vendor_aliases) if v}
+    vendor_keys = {name_key(v) for v in (vendor_name, *vendor_aliases) if v}
+    vendor_squashed = {squashed_name(v) for v in (vendor_name, *vendor_aliases) if v}
     vendor_type = "ORG"
     if vendor_name is not None:
         entry = gazetteer.lookup(vendor_name) if gazetteer is not None else None
@@ -375,14 +234,14 @@ def build_vendor_graph(
     clash = [
         n
         for n in notes
-        if n.facts.is_product and n.facts.subject and _key(n.facts.subject) in vendor_keys
+        if n.facts.is_product and n.facts.subject and name_key(n.facts.subject) in vendor_keys
     ]
     for note in notes:
-        raw.extend(_note_mentions(note, namer))
+        raw.extend(note_mentions(note, namer))
         structural.extend(
-            _note_edges(note, namer, vendor_name, vendor_type, vendor_keys, vendor_squashed)
+            note_edges(note, namer, vendor_name, vendor_type, vendor_keys, vendor_squashed)
         )
-    mentions, settled, corpus_keys = _settle(
+    mentions, settled, corpus_keys = settle_names(
         raw, namer, None if clash else vendor_name, vendor_type, vendor_keys
     )
     resolution = resolve_entities(
@@ -397,7 +256,7 @@ def build_vendor_graph(
         by_key.setdefault(key, index)
     confidences: list[list[float]] = [[] for _ in resolution.entities]
     # the snippet's mention: the first one in the text (front matter has no span)
-    first_seen: list[_Mention | None] = [None for _ in resolution.entities]
+    first_seen: list[RawMention | None] = [None for _ in resolution.entities]
     aliases: list[set[str]] = [set(e.aliases) for e in resolution.entities]
     seen_spans: set[tuple[int, int, int]] = set()
     for m, entity_index in zip(mentions, resolution.mention_entity, strict=True):
@@ -413,15 +272,15 @@ def build_vendor_graph(
     extra_index: dict[str, int] = {}
 
     def entity_for(name: str, label: str) -> int | None:
-        if name == _VENDOR:
+        if name == VENDOR:
             return vendor_index
         name, label, _ = namer.canonical(name, label)
-        name, label = settled.get(_key(name), (name, label))
-        key = _key(name)
+        name, label = settled.get(name_key(name), (name, label))
+        key = name_key(name)
         found = by_key.get(key)
         if found is not None:
             return found
-        if not _is_name(name) or name.islower():
+        if not is_name(name) or name.islower():
             return None
         if label == "PERSON" and has_org_word(name):
             return None  # a guessed end ("Container Platform" of "OpenShift ...") is nobody
@@ -434,10 +293,12 @@ def build_vendor_graph(
 
     vendor_index: int | None = None
     if vendor_name is not None and clash:
-        vendor_index = resolution.by_key.get((vendor_type, _key(vendor_name)))
+        vendor_index = resolution.by_key.get((vendor_type, name_key(vendor_name)))
         if vendor_index is None:
             vendor_index = len(resolution.entities) + len(extra)
-            extra.append(GraphEntity(vendor_name, _key(vendor_name), vendor_type, (), 0.5, 0, ""))
+            extra.append(
+                GraphEntity(vendor_name, name_key(vendor_name), vendor_type, (), 0.5, 0, "")
+            )
         graph.problems.extend(
             GraphProblem(
                 n.path,
@@ -450,14 +311,14 @@ def build_vendor_graph(
     elif vendor_name is not None:
         vendor_index = entity_for(vendor_name, vendor_type)
 
-    edges: dict[tuple[int, int, str], list[_Edge]] = {}
+    edges: dict[tuple[int, int, str], list[RawEdge]] = {}
     for row in rows:
         if _release_table(row):
             continue
         for r in row.result.relations:
             if r.source_span[0] < row.overlap_chars and r.target_span[0] < row.overlap_chars:
                 continue
-            edge = _Edge(
+            edge = RawEdge(
                 r.source,
                 r.source_label,
                 r.target,
@@ -481,7 +342,7 @@ def build_vendor_graph(
                 normalized_name=e.key,
                 type=e.type,
                 aliases=tuple(
-                    sorted(a for a in aliases[i] if a != e.canonical and not _release(a))
+                    sorted(a for a in aliases[i] if a != e.canonical and not is_release(a))
                 ),
                 confidence=_noisy_or(confidences[i]),
                 mention_count=len(confidences[i]),
@@ -633,169 +494,12 @@ def _release_table(row: VendorChunkExtraction) -> bool:
     return header == "Releases" or header.endswith(" > Releases")
 
 
-def _settle(
-    raw: Sequence[_Mention],
-    namer: _Namer,
-    vendor: str | None,
-    vendor_type: str,
-    vendor_keys: set[str],
-) -> tuple[list[_Mention], dict[str, tuple[str, str]], set[str]]:
-    """Each mention's final name and type, one per real thing.
-
-    Names are first the corpus's (:class:`_Namer`); then spellings of one thing
-    are joined: an abbreviation in parentheses after a name ("Extensible Markup
-    Language (XML)"), and a product named with its owner in front ("HashiCorp
-    Nomad" is "Nomad" when the vendor's notes name "Nomad" as a product). A group
-    takes the corpus's name and type when the corpus knows one of its names, else
-    its most frequent name and the type its mentions vote for; a name the model
-    typed as an organisation but made of a product's or an owner's name and more
-    words ("Windows Forms", "Microsoft Teams") is a product.
-
-    Returns the mentions renamed, ``settled`` (every seen key -> final name and
-    type, for relationship ends) and the keys the corpus decided.
-    """
-    for m in raw:
-        if m.label == "PRODUCT":
-            namer.products.setdefault(_key(m.name), m.name)
-    named: list[_Mention] = []
-    known: dict[str, str] = {}
-    votes: dict[str, Counter[str]] = {}
-    spelled: dict[str, Counter[str]] = {}
-    for m in raw:
-        name, label, is_known = namer.canonical(m.name, m.label)
-        m = replace(m, name=name, label=label)
-        named.append(m)
-        key = _key(name)
-        spelled.setdefault(key, Counter())[name] += 1
-        if is_known:
-            known[key] = label
-        votes.setdefault(key, Counter())[label] += TYPE_WEIGHT.get(m.source, 1)
-    if vendor is not None:
-        known.setdefault(_key(vendor), vendor_type)
-        spelled.setdefault(_key(vendor), Counter())[vendor] += 1
-    parent = {k: k for k in spelled}
-
-    def find(k: str) -> str:
-        while parent[k] != k:
-            parent[k] = parent[parent[k]]
-            k = parent[k]
-        return k
-
-    def union(a: str, b: str) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[rb] = ra
-
-    ordered = sorted(named, key=lambda m: (m.chunk_id, m.start))
-    for a, b in pairwise(ordered):
-        if a.chunk_id != b.chunk_id or a.start == a.end or b.start == b.end:
-            continue
-        between, after = a.content[a.end : b.start], a.content[b.end : b.end + 1]
-        if (
-            between.strip() == "("
-            and after == ")"
-            and (_abbreviation(b.name, a.name) or _abbreviation(a.name, b.name))
-        ):
-            union(_key(a.name), _key(b.name))
-    products = {k for k, c in votes.items() if known.get(k, c.most_common(1)[0][0]) == "PRODUCT"}
-    owners = set(vendor_keys) | {
-        k for k, c in votes.items() if known.get(k, c.most_common(1)[0][0]) in ("ORG", "PERSON")
-    }
-    if namer.gazetteer is not None:
-        for names in list(spelled.values()):
-            for head in _heads(names.most_common(1)[0][0]):
-                entry = namer.gazetteer.lookup(head)
-                if entry is not None:
-                    (products if entry.type == "PRODUCT" else owners).add(_key(head))
-    shortened: dict[str, str] = {}
-    for key in spelled:
-        words = key.split()
-        for cut in range(2, len(words)):
-            # "vs code" for "visual studio code"
-            shortened.setdefault(
-                "".join(w[0] for w in words[:cut]) + " " + " ".join(words[cut:]), key
-            )
-    for key in list(spelled):
-        if key in shortened and shortened[key] != key:
-            union(shortened[key], key)
-        words = key.split()
-        if len(words) > 1 and len(words[-1]) > 3 and key.endswith("s"):
-            # "IBM Semeru Runtimes" in the prose of the note titled "IBM Semeru Runtime"
-            single = key[:-1]
-            if single in spelled and single in products:
-                union(single, key)
-        words = key.split()
-        for cut in range(1, len(words)):
-            head, rest = " ".join(words[:cut]), " ".join(words[cut:])
-            # "hashicorp nomad" and "nomad", "jetbrains mps" and "mps": one product
-            if head in owners and rest in spelled and (rest in products or key in products):
-                union(key, rest)
-    groups: dict[str, list[str]] = {}
-    for key in spelled:
-        groups.setdefault(find(key), []).append(key)
-    settled: dict[str, tuple[str, str]] = {}
-    corpus_keys: set[str] = set()
-    for members in groups.values():
-        declared = [k for k in members if k in known]
-        if declared:
-            # the corpus's own name: the owner's full form of a product first
-            best = max(declared, key=lambda k: (len(k.split()), sum(spelled[k].values()), k))
-            type_ = known[best]
-            corpus_keys.update(members)
-        else:
-            best = max(members, key=lambda k: (sum(spelled[k].values()), len(k), k))
-            total: Counter[str] = Counter()
-            for k in members:
-                total.update(votes.get(k, Counter()))
-            type_ = max(total, key=lambda t: (total[t], t)) if total else "ORG"
-            if type_ != "PRODUCT" and _named_after(best, products, owners):
-                type_ = "PRODUCT"
-            elif type_ == "PERSON" and has_org_word(best):
-                type_ = "ORG"  # "Container Platform" is nobody's name
-        name = spelled[best].most_common(1)[0][0]
-        for k in members:
-            settled[k] = (name, type_)
-    mentions = [
-        replace(m, name=settled[_key(m.name)][0], label=settled[_key(m.name)][1]) for m in named
-    ]
-    return mentions, settled, corpus_keys
-
-
-def _heads(key: str) -> list[str]:
-    words = key.split()
-    return [" ".join(words[:cut]) for cut in range(1, len(words))]
-
-
-def _abbreviation(short: str, full: str) -> bool:
-    """``short`` reads as an abbreviation of ``full`` ("XML", "RHEL", "MPS")."""
-    return (
-        " " not in short.strip()
-        and 2 <= len(short) <= 10
-        and sum(c.isupper() for c in short) >= 2
-        and len(full.split()) >= 2
-    )
-
-
-def _named_after(key: str, products: set[str], owners: set[str]) -> bool:
-    """A product's name with more words after it ("java virtual machine", "jira
-    software cloud"), or an owner's with product words or no organisation word
-    after it ("microsoft teams", "atlassian cloud"; not "google research")."""
-    words = key.split()
-    for cut in range(1, len(words)):
-        head, rest = " ".join(words[:cut]), " ".join(words[cut:])
-        if head in products:
-            return True
-        if head in owners and (set(rest.split()) & _PRODUCT_WORDS or not has_org_word(rest)):
-            return True
-    return False
-
-
 def _add_edge(
-    edges: dict[tuple[int, int, str], list[_Edge]],
-    edge: _Edge,
+    edges: dict[tuple[int, int, str], list[RawEdge]],
+    edge: RawEdge,
     entity_for: Any,
 ) -> None:
-    if not ((edge.source == _VENDOR or _is_name(edge.source)) and _is_name(edge.target)):
+    if not ((edge.source == VENDOR or is_name(edge.source)) and is_name(edge.target)):
         return
     s = entity_for(edge.source, edge.source_label)
     t = entity_for(edge.target, edge.target_label)
@@ -804,93 +508,3 @@ def _add_edge(
     if edge.type in ("RELATED_TO", "PARTNERS_WITH", "COMPETES_WITH", "MENTIONED_WITH") and s > t:
         s, t = t, s  # symmetric: one edge per pair
     edges.setdefault((s, t, edge.type), []).append(edge)
-
-
-def _note_mentions(note: VendorNote, namer: _Namer) -> list[_Mention]:
-    """Entities the note's front matter names, evidenced by its first chunk: the
-    subject (at the title that starts the chunk), its makers and related products."""
-    facts = note.facts
-    out: list[_Mention] = []
-
-    def add(text: str, label: str, at_title: bool = False) -> None:
-        if not _is_name(text):
-            return
-        end = len(text) if at_title and note.content.startswith(text) else 0
-        out.append(
-            _Mention(note.chunk_id, 0, end, text, text, label, "front_matter", note.content, 0)
-        )
-
-    if facts.subject and facts.is_product:
-        add(facts.subject, "PRODUCT", at_title=True)
-    for maker in facts.makers:
-        add(maker.name, maker.type)
-    if facts.subject and facts.is_product and namer.gazetteer is not None:
-        for slug in facts.related:
-            product = namer.gazetteer.product_for_slug(slug)
-            if product:
-                add(product, "PRODUCT")
-    return out
-
-
-def _note_edges(
-    note: VendorNote,
-    namer: _Namer,
-    vendor: str | None,
-    vendor_type: str,
-    vendor_keys: set[str],
-    vendor_squashed: set[str],
-) -> list[_Edge]:
-    """Relationships the note's structure states, with their provenance."""
-    facts = note.facts
-    if not (facts.subject and facts.is_product):
-        return []
-    subject = facts.subject
-    out: list[_Edge] = []
-
-    def edge(source: str, label: str, type_: str, target: str, how: str, said: str) -> None:
-        out.append(
-            _Edge(
-                source,
-                label,
-                target,
-                "PRODUCT",
-                type_,
-                STRUCTURE_CONFIDENCE[how],
-                note.chunk_id,
-                said,
-                "front_matter" if how in ("created_by", "related") else how,
-            )
-        )
-
-    makers = ", ".join(m.name for m in facts.makers)
-    for maker in facts.makers:
-        source = maker.name
-        if _key(maker.name) == _key(subject):
-            # "MongoDB" by "MongoDB Inc.": the maker is the vendor of that name, if any
-            if _key(maker.name) not in vendor_keys:
-                continue
-            source = _VENDOR
-        edge(source, maker.type, "PRODUCES", subject, "created_by", f"created_by: {makers}")
-    if namer.gazetteer is not None:
-        for slug in facts.related:
-            product = namer.gazetteer.product_for_slug(slug)
-            if product and _key(product) != _key(subject):
-                edge(subject, "PRODUCT", "RELATED_TO", product, "related", f"related: {slug}")
-    if vendor is None:
-        return out
-    if any(m and _key(m.name) in vendor_keys for m in facts.makers):
-        return out  # created_by already names the vendor
-    cpe = [v for v in facts.cpe_vendors if v in vendor_squashed]
-    if cpe:
-        said = f"identifiers: cpe vendor {cpe[0]}"
-        edge(_VENDOR, vendor_type, "PRODUCES", subject, "identifiers", said)
-    elif any(_key(subject).startswith(k + " ") for k in vendor_keys):
-        # a tag naming the vendor backs the title up; alone it proves nothing (HeroDevs
-        # tags the Vue and Node.js pages it sells support for)
-        tagged = [t for t in facts.tags if _squash(t) in vendor_squashed]
-        if tagged:
-            said = f"title: {subject}; tags: {tagged[0]}"
-            edge(_VENDOR, vendor_type, "PRODUCES", subject, "title_and_tags", said)
-        else:
-            edge(_VENDOR, vendor_type, "PRODUCES", subject, "title", f"title: {subject}")
-    return out

@@ -18,12 +18,8 @@ from extraction.build import BuildReport, Progress
 from extraction.codec import result_from_json
 from extraction.corpus import Problem
 from extraction.gazetteer import Gazetteer
-from extraction.graph import (
-    GraphProblem,
-    VendorChunkExtraction,
-    VendorNote,
-    build_vendor_graph,
-)
+from extraction.graph import GraphProblem, VendorChunkExtraction, build_vendor_graph
+from extraction.graph_notes import VendorNote
 from extraction.models import SourceDocument
 from extraction.names import normalize_name
 from extraction.prepare import PreparedDocument

@@ -9,7 +9,8 @@ import pytest
 
 from extraction.corpus import parse_document
 from extraction.gazetteer import Gazetteer
-from extraction.graph import VendorChunkExtraction, VendorNote, build_vendor_graph
+from extraction.graph import VendorChunkExtraction, build_vendor_graph
+from extraction.graph_notes import VendorNote
 from extraction.lexicon import is_version_like, is_vocabulary
 from extraction.models import EntityMention, ExtractionResult, RelationMention
 from extraction.structure import Maker, NoteFacts, note_facts, split_makers
