@@ -29,10 +29,11 @@ from spacy.language import Language
 from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc, Span
 
+from extraction.coref import Mention, pronoun_mentions
 from extraction.lexicon import is_version_like, is_vocabulary
 from extraction.models import EntityMention, ExtractionContext, ExtractionResult
 from extraction.names import display_form, guess_vendor_type, has_org_word, normalize_name
-from extraction.relations import Mention, extract_relations, pronoun_mentions
+from extraction.relations import extract_relations
 from extraction.relclf import RelationClassifier, load_default
 from extraction.spans import name_chars, proper_noun_runs, repair_spans
 

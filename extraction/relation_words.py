@@ -1,5 +1,6 @@
-"""Word lists of the relation rules (:mod:`extraction.relations`) and of the
-relation classifier's features (:mod:`extraction.relclf`).
+"""Word lists of the relation rules (:mod:`extraction.relation_rules`), of pronoun
+resolution (:mod:`extraction.coref`) and of the relation classifier's features
+(:mod:`extraction.relclf`).
 
 Lower-cased surface forms: the lemmatizer is off, so inflections are listed.
 """

@@ -1,6 +1,6 @@
 """A small trained classifier for the four typed relations KnowledgeNet measures.
 
-The dependency rules of :mod:`extraction.relations` fire on trigger words and
+The dependency rules of :mod:`extraction.relation_rules` fire on trigger words and
 calibrate per family; they cannot weigh many weak cues against each other.
 This module scores every typed entity-mention pair of a sentence (both
 directions where the type signature allows it) with one logistic regression
@@ -43,6 +43,8 @@ from typing import Any
 import orjson
 from spacy.tokens import Doc, Span
 
+from extraction.coref import Mention
+from extraction.relation_rules import Found, path_bucket, rooted_sentence_groups
 from extraction.relation_words import (
     FOUND_WORDS,
     HQ_WORDS,
@@ -51,12 +53,6 @@ from extraction.relation_words import (
     SUB_NOUNS,
     WORK_NOUNS,
     WORK_VERBS,
-)
-from extraction.relations import (
-    Found,
-    Mention,
-    path_bucket,
-    rooted_sentence_groups,
 )
 
 #: Where the shipped weights live (package data).
@@ -158,7 +154,7 @@ class DocView:
         return found
 
     def path(self, a: int, b: int) -> tuple[list[int], int, list[int]] | None:
-        """Like :func:`extraction.relations._path`, on token indices."""
+        """Like :func:`extraction.relation_rules._path`, on token indices."""
         up_a = [a]
         while self.head[up_a[-1]] != up_a[-1] and len(up_a) < len(self.head):
             up_a.append(self.head[up_a[-1]])

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from extraction.relations import Mention
+from extraction.coref import Mention
 from extraction.relclf import (
     ATTRIBUTION,
     CLASSIFIED_TYPES,
@@ -54,8 +54,9 @@ def _examples(
 ) -> tuple[list[_Example], set[tuple[str, str, str, str]], dict[str, frozenset[str]]]:
     """Parse passages and label candidates exactly as the harness scores them."""
     from evals.extraction_quality import Fact, load_knowledgenet, progress_over
+    from extraction.coref import alias_mentions, coreference_groups
     from extraction.nlp import Extractor, shared_nlp
-    from extraction.relations import alias_mentions, coreference_groups, find_relations
+    from extraction.relation_rules import find_relations
 
     passages, gold = load_knowledgenet(folds=folds)
     by_fold: dict[int, list[Any]] = defaultdict(list)

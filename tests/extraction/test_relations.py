@@ -6,7 +6,8 @@ import pytest
 
 from extraction.models import ExtractionContext, RelationMention
 from extraction.nlp import Extractor, shared_nlp
-from extraction.relations import CONFIDENCE, MAX_COOCCURRENCE_PER_SENTENCE, confidence
+from extraction.relation_rules import CONFIDENCE, confidence
+from extraction.relations import MAX_COOCCURRENCE_PER_SENTENCE
 
 
 @pytest.fixture(scope="session")
@@ -206,7 +207,7 @@ def test_confidence_table_contract() -> None:
 
 
 def test_relative_that_on_a_company_apposition(extractor: Extractor) -> None:
-    from extraction.relations import pronoun_mentions
+    from extraction.coref import pronoun_mentions
 
     nlp = shared_nlp()
     doc = nlp("He is the CEO of Altiscale, a company that provides Apache Hadoop.")

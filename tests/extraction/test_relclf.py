@@ -8,8 +8,9 @@ import orjson
 import pytest
 
 from evals.extraction_quality import KNOWLEDGENET
+from extraction.coref import Mention
 from extraction.nlp import Extractor, shared_nlp
-from extraction.relations import Mention, find_relations
+from extraction.relation_rules import find_relations
 from extraction.relclf import (
     CLASSIFIED_TYPES,
     MODEL_PATH,
