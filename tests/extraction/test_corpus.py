@@ -20,6 +20,7 @@ from extraction.corpus import (
     parse_document,
     read_corpus,
 )
+from extraction.front_matter import iso_date
 from tests.fixtures import REPO
 
 SHARED = REPO.parent / "shared" / "data" / "vendor_corpus" / "vendors"
@@ -155,7 +156,7 @@ def test_title_fallbacks(tmp_path: Path, front: str, body: str, expected: str) -
     ],
 )
 def test_date_normalisation(value: object, iso: str | None) -> None:
-    assert corpus._iso_date(value) == iso
+    assert iso_date(value) == iso
 
 
 def test_best_date_is_padded(tmp_path: Path) -> None:
