@@ -23,17 +23,19 @@ from typing import Any
 import orjson
 
 from extraction.coref import Mention
+from extraction.relation_features import (
+    HASH_BITS,
+    MAX_BETWEEN,
+    MAX_PATH_EDGES,
+    RELABEL_FROM,
+    generate_candidates,
+    hash_features,
+)
 from extraction.relclf import (
     ATTRIBUTION,
     CLASSIFIED_TYPES,
     FORMAT_VERSION,
-    HASH_BITS,
-    MAX_BETWEEN,
-    MAX_PATH_EDGES,
     MODEL_PATH,
-    RELABEL_FROM,
-    generate_candidates,
-    hash_features,
     wilson_lower,
 )
 

@@ -10,16 +10,9 @@ import pytest
 from evals.extraction_quality import KNOWLEDGENET
 from extraction.coref import Mention
 from extraction.nlp import Extractor, shared_nlp
+from extraction.relation_features import _fit, generate_candidates, hash_features
 from extraction.relation_rules import find_relations
-from extraction.relclf import (
-    CLASSIFIED_TYPES,
-    MODEL_PATH,
-    RelationClassifier,
-    _fit,
-    generate_candidates,
-    hash_features,
-    wilson_lower,
-)
+from extraction.relclf import CLASSIFIED_TYPES, MODEL_PATH, RelationClassifier, wilson_lower
 from training.relclf import (
     HIGH_CHECK_MIN_N,
     HIGH_POINT,
