@@ -3,8 +3,9 @@
 ``python -m training.relclf train [--folds 1,2] [--out PATH] [--limit N]`` parses
 KnowledgeNet folds, labels candidates exactly as the evaluation harness scores
 them, fits one logistic regression per relation type with scikit-learn (the
-``[train]`` extra), calibrates confidence on out-of-group predictions and writes
-the JSON weights the runtime reads (``extraction/data/relation_model.json``).
+``[train]`` extra), calibrates confidence on out-of-group predictions
+(:mod:`training.calibration`) and writes the JSON weights the runtime reads
+(``extraction/data/relation_model.json``).
 The runtime never imports this module or scikit-learn.
 """
 
@@ -16,7 +17,6 @@ import zlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,13 @@ from extraction.relclf import (
     CLASSIFIED_TYPES,
     FORMAT_VERSION,
     MODEL_PATH,
-    wilson_lower,
+)
+from training.calibration import (
+    calibrate,
+    confidence_at,
+    f1,
+    high_confidence_counts,
+    micro_thresholds,
 )
 
 
@@ -132,10 +138,6 @@ def _score_keys(
     return tp, len(best) - tp, len(relevant - best.keys()), best
 
 
-def _f1(tp: int, fp: int, fn: int) -> float:
-    return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
-
-
 def _fit_lr(x: Any, y: Sequence[int], c: float) -> Any:
     from sklearn.linear_model import LogisticRegression
 
@@ -155,96 +157,6 @@ def _matrix(examples: Sequence[_Example], bits: int) -> Any:
         indptr.append(len(indices))
     data = np.ones(len(indices), dtype=np.float64)
     return csr_matrix((data, indices, indptr), shape=(len(examples), 1 << bits))
-
-
-#: A high-confidence region must reach both on out-of-fold data.
-HIGH_WILSON_LOW = 0.65
-HIGH_POINT = 0.75
-HIGH_MIN_N = 20
-#: ... and, scored across folds (train on one, score the other), keep at least
-#: this precision on each fold where it holds this many keys: the folds differ
-#: (fold 1 has more first-person biographies than fold 2), and a region that
-#: only holds on average would not hold on new text.
-HIGH_CHECK = 0.70
-HIGH_CHECK_MIN_N = 10
-
-
-def _calibrate(
-    scored: Sequence[tuple[float, bool]],
-    threshold: float,
-    checks: Sequence[Sequence[tuple[float, bool]]] = (),
-) -> list[dict[str, float | int]]:
-    """Score -> confidence bins from out-of-fold keys, conservatively.
-
-    The high region starts at the lowest edge of a 0.05 grid whose keys at or
-    above it reach a Wilson 95 % lower bound >= 0.65 and a precision >= 0.75
-    (>= 20 keys): one bin, confidence = its precision, so the rule holds for
-    exactly the set of predictions that gets confidence >= 0.5. Below it,
-    fixed bins are merged until each holds >= 15 keys, made monotone by
-    pool-adjacent-violators, and capped at 0.45.
-    """
-    edges = sorted({threshold, *[e / 20 for e in range(1, 20) if e / 20 > threshold]})
-    high_lo = 2.0
-    for lo in reversed(edges):
-        inside = [hit for s, hit in scored if s >= lo]
-        n, tp = len(inside), sum(inside)
-        if (
-            n >= HIGH_MIN_N
-            and wilson_lower(tp, n) >= HIGH_WILSON_LOW
-            and tp / n >= HIGH_POINT
-            and all(_holds(check, lo) for check in checks)
-        ):
-            high_lo = lo
-    low_edges = [e for e in edges if e < high_lo]
-    raw: list[tuple[float, int, int]] = []
-    for k, lo in enumerate(low_edges):
-        hi = low_edges[k + 1] if k + 1 < len(low_edges) else high_lo
-        inside = [hit for s, hit in scored if lo <= s < hi]
-        raw.append((lo, sum(inside), len(inside)))
-    merged: list[tuple[float, int, int]] = []
-    for b in reversed(raw):  # top down: small bins join the bin below
-        if merged and merged[-1][2] < 15:
-            merged[-1] = (b[0], merged[-1][1] + b[1], merged[-1][2] + b[2])
-        else:
-            merged.append(b)
-    merged.reverse()
-    if len(merged) > 1 and merged[0][2] < 15:
-        merged[1] = (merged[0][0], merged[0][1] + merged[1][1], merged[0][2] + merged[1][2])
-        merged.pop(0)
-    blocks: list[tuple[float, int, int]] = []  # pool adjacent violators, ascending
-    for b in merged:
-        blocks.append(b)
-        while len(blocks) > 1 and blocks[-2][1] * max(blocks[-1][2], 1) > blocks[-1][1] * max(
-            blocks[-2][2], 1
-        ):
-            top = blocks.pop()
-            blocks[-1] = (blocks[-1][0], blocks[-1][1] + top[1], blocks[-1][2] + top[2])
-    table: list[dict[str, float | int]] = []
-    for lo, tp, n in blocks:
-        prec = tp / n if n else 0.0
-        table.append(_row(lo, tp, n, round(min(0.45, max(0.1, prec)), 2)))
-    if high_lo <= 1.0:
-        inside = [hit for s, hit in scored if s >= high_lo]
-        tp, n = sum(inside), len(inside)
-        table.append(_row(high_lo, tp, n, round(min(0.95, max(0.5, tp / n)), 2)))
-    return table
-
-
-def _holds(scored: Sequence[tuple[float, bool]], lo: float) -> bool:
-    """Does a region keep :data:`HIGH_CHECK` precision on another fold's scores?"""
-    inside = [hit for s, hit in scored if s >= lo]
-    return len(inside) < HIGH_CHECK_MIN_N or sum(inside) / len(inside) >= HIGH_CHECK
-
-
-def _row(lo: float, tp: int, n: int, conf: float) -> dict[str, float | int]:
-    return {
-        "lo": round(lo, 4),
-        "tp": tp,
-        "n": n,
-        "precision": round(tp / n, 4) if n else 0.0,
-        "wilson_low": round(wilson_lower(tp, n), 4),
-        "confidence": conf,
-    }
 
 
 #: Each trained fold is split in this many document groups (by a hash of the
@@ -288,45 +200,6 @@ def _out_of_group(
     return scores, models
 
 
-def micro_thresholds(
-    counts: dict[str, dict[float, tuple[int, int, int]]], rounds: int = 4
-) -> dict[str, float]:
-    """Per-type thresholds that maximise the micro F1 of all types together.
-
-    Each type's own best threshold is not the best for the micro average: a
-    type that is easier than the rest should emit more, a harder one less.
-    Coordinate ascent from the per-type optima over the given
-    ``{type: {threshold: (tp, fp, fn)}}``.
-
-    Examples
-    --------
-    >>> counts = {"A": {0.3: (8, 2, 2), 0.5: (6, 0, 4)}, "B": {0.3: (1, 3, 1), 0.5: (0, 0, 2)}}
-    >>> micro_thresholds(counts)
-    {'A': 0.3, 'B': 0.5}
-    """
-
-    def total(chosen: dict[str, float]) -> float:
-        tp = sum(counts[t][th][0] for t, th in chosen.items())
-        fp = sum(counts[t][th][1] for t, th in chosen.items())
-        fn = sum(counts[t][th][2] for t, th in chosen.items())
-        return _f1(tp, fp, fn)
-
-    def own(rtype: str, th: float) -> tuple[float, float]:
-        return _f1(*counts[rtype][th]), -th
-
-    def joint(rtype: str, th: float) -> tuple[float, float]:
-        return total({**chosen, rtype: th}), -th
-
-    chosen = {t: max(c, key=partial(own, t)) for t, c in counts.items()}
-    for _ in range(rounds):
-        before = dict(chosen)
-        for t in counts:
-            chosen[t] = max(counts[t], key=partial(joint, t))
-        if chosen == before:
-            break
-    return chosen
-
-
 def train(
     *,
     folds: Sequence[int] = (1, 2),
@@ -343,7 +216,7 @@ def train(
     For each type and C, every group is scored by a model trained on the other
     groups; C is chosen by that out-of-group F1, the thresholds by the micro F1
     of all types (:func:`micro_thresholds`), and the score -> confidence table
-    from the same out-of-group scores (:func:`_calibrate`). The shipped weights
+    from the same out-of-group scores (:func:`calibrate`). The shipped weights
     are the mean of the member models (their logits averaged): each member is
     as confident as the models the calibration was measured on, and their mean
     less extreme, so a confidence of 0.5 or more is not promised more often
@@ -390,7 +263,7 @@ def train(
                 th: _score_keys(ex_t, oof, th, gold_keys, passages, rtype, annotated)[:3]
                 for th in THRESHOLDS
             }
-            f = max(_f1(*v) for v in table.values())
+            f = max(f1(*v) for v in table.values())
             if f > best:
                 best, chosen_c[rtype], scores[rtype] = f, c, oof
                 members[rtype], counts[rtype] = models, table
@@ -421,8 +294,8 @@ def train(
                 for f in folds_t
             ]
             cross_totals = [cross_totals[0] + c_tp, cross_totals[1] + c_fp, cross_totals[2] + c_fn]
-        calib = _calibrate([(sc, k in gold_keys) for k, sc in keyed.items()], th, checks)
-        high = [(sc, k in gold_keys) for k, sc in keyed.items() if _conf_of(calib, sc) >= 0.5]
+        calib = calibrate([(sc, k in gold_keys) for k, sc in keyed.items()], th, checks)
+        high = [(sc, k in gold_keys) for k, sc in keyed.items() if confidence_at(calib, sc) >= 0.5]
         totals = [totals[0] + tp, totals[1] + fp, totals[2] + fn]
         dev[rtype] = {
             "C": chosen_c[rtype],
@@ -436,7 +309,8 @@ def train(
         if checks:
             cross[rtype] = _prf(c_tp, c_fp, c_fn) | {
                 "high_confidence_by_fold": {
-                    str(f): _high_counts(c_keyed, calib, gold_keys, fold_of, f) for f in folds_t
+                    str(f): high_confidence_counts(c_keyed, calib, gold_keys, fold_of, f)
+                    for f in folds_t
                 }
             }
         coef = sum(m.coef_[0] for m in members[rtype]) / len(members[rtype])
@@ -491,22 +365,6 @@ def train(
     return metadata
 
 
-def _high_counts(
-    keyed: dict[tuple[str, str, str, str], float],
-    calib: Sequence[dict[str, float | int]],
-    gold_keys: set[tuple[str, str, str, str]],
-    fold_of: dict[str, int],
-    fold: int,
-) -> dict[str, int]:
-    """Keys of one fold that a calibration table gives a confidence of 0.5 or more."""
-    high = [
-        k in gold_keys
-        for k, s in keyed.items()
-        if fold_of[k[0]] == fold and _conf_of(calib, s) >= 0.5
-    ]
-    return {"n": len(high), "tp": sum(high)}
-
-
 def _prf(tp: int, fp: int, fn: int) -> dict[str, float | int]:
     return {
         "tp": tp,
@@ -514,16 +372,8 @@ def _prf(tp: int, fp: int, fn: int) -> dict[str, float | int]:
         "fn": fn,
         "precision": round(tp / (tp + fp), 4) if tp + fp else 0.0,
         "recall": round(tp / (tp + fn), 4) if tp + fn else 0.0,
-        "f1": round(_f1(tp, fp, fn), 4),
+        "f1": round(f1(tp, fp, fn), 4),
     }
-
-
-def _conf_of(calib: Sequence[dict[str, float | int]], score: float) -> float:
-    conf = float(calib[0]["confidence"]) if calib else 0.0
-    for row in calib:
-        if score >= float(row["lo"]):
-            conf = float(row["confidence"])
-    return conf
 
 
 def _main(argv: Sequence[str] | None = None) -> None:

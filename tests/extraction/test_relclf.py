@@ -13,14 +13,14 @@ from extraction.nlp import Extractor, shared_nlp
 from extraction.relation_features import _fit, generate_candidates, hash_features
 from extraction.relation_rules import find_relations
 from extraction.relclf import CLASSIFIED_TYPES, MODEL_PATH, RelationClassifier, wilson_lower
-from training.relclf import (
+from training.calibration import (
     HIGH_CHECK_MIN_N,
     HIGH_POINT,
     HIGH_WILSON_LOW,
-    _calibrate,
-    _main,
+    calibrate,
     micro_thresholds,
 )
+from training.relclf import _main
 
 
 @pytest.fixture(scope="module")
@@ -107,9 +107,9 @@ def test_calibration_table_meets_wilson_rule() -> None:
 def test_calibrate_is_conservative() -> None:
     # 30 keys at 0.9 with 18 hits: 60 % -- not enough for >= 0.5
     scored = [(0.9, k < 18) for k in range(30)] + [(0.4, k < 5) for k in range(30)]
-    assert all(row["confidence"] < 0.5 for row in _calibrate(scored, 0.3))
+    assert all(row["confidence"] < 0.5 for row in calibrate(scored, 0.3))
     scored = [(0.9, k < 48) for k in range(50)] + [(0.4, k < 5) for k in range(30)]
-    table = _calibrate(scored, 0.3)
+    table = calibrate(scored, 0.3)
     assert table[-1]["confidence"] >= 0.5 and table[0]["confidence"] < 0.5
 
 
@@ -132,11 +132,11 @@ def test_calibration_needs_every_fold_to_agree() -> None:
     scored = [(0.9, k < 40) for k in range(50)] + [(0.4, k < 5) for k in range(30)]
     good = [(0.9, k < 11) for k in range(12)]
     bad = [(0.9, k < 5) for k in range(12)]
-    assert _calibrate(scored, 0.3, [good])[-1]["confidence"] >= 0.5
-    assert all(row["confidence"] < 0.5 for row in _calibrate(scored, 0.3, [good, bad]))
+    assert calibrate(scored, 0.3, [good])[-1]["confidence"] >= 0.5
+    assert all(row["confidence"] < 0.5 for row in calibrate(scored, 0.3, [good, bad]))
     # too few keys on a fold to judge: that fold does not veto
     few = [(0.9, False) for _ in range(HIGH_CHECK_MIN_N - 1)]
-    assert _calibrate(scored, 0.3, [few])[-1]["confidence"] >= 0.5
+    assert calibrate(scored, 0.3, [few])[-1]["confidence"] >= 0.5
 
 
 def test_micro_thresholds_trade_between_types() -> None:
