@@ -33,16 +33,10 @@ from rich.table import Table
 
 from evals import eval_queries
 from evals.cli import EXIT_OK, HarnessError, reported
-from search.hybrid import (
-    DEFAULT_MAX_DF_RATIO,
-    Candidate,
-    Reranker,
-    fetch_candidates,
-    rank_candidates,
-    refuse,
-)
+from search.hybrid import DEFAULT_MAX_DF_RATIO, fetch_candidates
 from search.metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
 from search.query import SearchFilters
+from search.ranking import Candidate, Reranker, rank_candidates, refuse
 from search.rerank import RerankerUnavailable, load_reranker
 from search.settings import SearchSettings
 from sql.database import Database, bind_embedding_model, named_database, server_conninfo

@@ -12,7 +12,7 @@ shared with the other harnesses; incremental, so a rerun only checks hashes).
 
 Each query's candidates are fetched once (the production statement, with the
 entity lookup on); every variant then ranks the same candidates with
-:func:`search.hybrid.rank_candidates`: the two arms alone, hybrid without
+:func:`search.ranking.rank_candidates`: the two arms alone, hybrid without
 boosts, each boost alone at the reference pipeline's weight, all of them, and
 the configured defaults. A note ranks where its best chunk does. Printed per
 variant: nDCG@10 (graded), Recall@10 and MRR@10, overall, per category and on
@@ -38,9 +38,10 @@ from rich.table import Table
 from evals import DATA
 from evals.cli import EXIT_OK, HarnessError, reported
 from evals.corpus import EVAL_DATABASE, build_vendor_corpus, checked_corpus, default_corpus
-from search.hybrid import Candidate, fetch_candidates, rank_candidates, refuse
+from search.hybrid import fetch_candidates
 from search.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from search.query import SearchFilters
+from search.ranking import Candidate, rank_candidates, refuse
 from search.settings import SearchSettings
 from sql import queries
 from sql.database import Database, named_database, server_conninfo

@@ -19,8 +19,9 @@ from search.errors import (
     SearchError,
     SearchFailed,
 )
-from search.hybrid import SearchHit, SearchResult, hybrid_search, ranked_hits
+from search.hybrid import SearchResult, hybrid_search, ranked_hits
 from search.query import SearchFilters
+from search.ranking import SearchHit
 from search.settings import SearchSettings
 
 __all__ = [

@@ -27,7 +27,7 @@ from typing import Any
 from kg.analysis import CappedGraph, GraphStatistics
 from kg.model import Entity, Relationship
 from search.chunks import Chunk
-from search.hybrid import SearchHit
+from search.ranking import SearchHit
 from server.errors import ErrorCode, ToolFailure
 from server.settings import ResponseMode
 

@@ -9,8 +9,9 @@ import pytest
 
 from search.errors import EmptyQuery, InvalidFilter, InvalidQueryText, InvalidTopK, QueryTooLong
 from search.fusion import convex_scores, rrf_scores
-from search.hybrid import fetch_candidates, hybrid_search, refuse
+from search.hybrid import fetch_candidates, hybrid_search
 from search.query import SearchFilters
+from search.ranking import refuse
 from search.settings import SearchSettings
 from sql.database import ConnectionSource, Database
 
@@ -102,7 +103,8 @@ def statement_params(query: str, embedding: Any, *, candidates: int) -> dict[str
 def test_statement_columns_are_the_candidate_fields_in_order(
     search_db: Database, embedder: Any
 ) -> None:
-    from search.hybrid import CANDIDATE_COLUMNS, Candidate
+    from search.hybrid import CANDIDATE_COLUMNS
+    from search.ranking import Candidate
     from sql.queries import queries
 
     assert Candidate._fields == CANDIDATE_COLUMNS

@@ -19,9 +19,9 @@ from search.errors import (
     SearchError,
 )
 from search.fusion import ChunkKey, collapse_neighbours, fuse, rrf_scores
-from search.hybrid import Candidate, rank_candidates
 from search.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from search.query import parse_filters, uses_websearch_syntax, validate_query, validate_top_k
+from search.ranking import Candidate, rank_candidates
 from search.settings import SearchSettings
 
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from search.hybrid import SearchHit
+from search.ranking import SearchHit
 from server.cache import TTLCache
 from server.cursor import CursorCodec, CursorError, digest
 from server.envelope import account, envelope, fit, reaccount
