@@ -19,7 +19,8 @@ from kg.errors import (
 )
 from kg.model import Entity, Relationship
 from kg.settings import GraphSettings
-from kg.store import CrossVendorLinks, KnowledgeGraph, VendorInfo
+from kg.store import KnowledgeGraph
+from kg.vendors import CrossVendorLinks, VendorInfo
 
 __all__ = [
     "CappedGraph",

@@ -6,7 +6,8 @@ vendor's skeleton (:mod:`kg.skeleton`: three statements, numpy arrays); the
 caller asks for it (paths, neighbourhoods, exports). Both are frozen and
 cached with everything derived from them until the next complete graph
 build: every call reads the newest complete build id first (one indexed
-query), so a rebuild that lands is seen by the next call.
+query), so a rebuild that lands is seen by the next call. The vendor list and
+the links between vendors are plain reads, not cached (:mod:`kg.vendors`).
 
 Every call reads inside one REPEATABLE READ, read-only transaction, and
 :meth:`KnowledgeGraph.snapshot` widens that to a block of calls (the server
@@ -59,6 +60,14 @@ from kg.skeleton import (
     select_preview,
 )
 from kg.skeleton import statistics as skeleton_statistics
+from kg.vendors import (
+    CrossVendorLinks,
+    VendorInfo,
+    VendorPage,
+    read_cross_vendor_links,
+    read_vendor_page,
+    vendor_info,
+)
 from sql.database import ConnectionSource, connection, open_database
 from sql.errors import DatabaseError
 from sql.queries import queries
@@ -74,54 +83,6 @@ _PINNED: ContextVar[tuple[KnowledgeGraph, psycopg.Connection[Any], dict[int, _En
 )
 
 
-@dataclass(frozen=True, slots=True)
-class VendorInfo:
-    id: int
-    name: str
-    aliases: tuple[str, ...]
-    document_count: int
-    chunk_count: int
-    entity_count: int
-    relationship_count: int
-    last_updated: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class VendorPage:
-    vendors: tuple[VendorInfo, ...]
-    total: int
-    offset: int
-
-
-@dataclass(frozen=True, slots=True)
-class SharedEntity:
-    """An entity that the notes of several vendors mention."""
-
-    name: str
-    type: str
-    mentions: int
-    vendors: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class VendorMention:
-    """``vendor``'s notes name ``other_vendor``, connected by ``relationship_types``."""
-
-    vendor: str
-    other_vendor: str
-    entity_id: int
-    entity: str
-    entity_type: str
-    mention_count: int
-    relationship_types: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class CrossVendorLinks:
-    shared_entities: tuple[SharedEntity, ...]
-    vendor_mentions: tuple[VendorMention, ...]
-
-
 @dataclass
 class _Entry:
     """A cached vendor: its skeleton, its networkx graph once asked for, and
@@ -130,19 +91,6 @@ class _Entry:
     skeleton: Skeleton
     build_id: int
     derived: dict[Any, Any] = field(default_factory=dict)
-
-
-def _info(row: dict[str, Any]) -> VendorInfo:
-    return VendorInfo(
-        id=int(row["id"]),
-        name=row["name"],
-        aliases=tuple(row["aliases"] or ()),
-        document_count=int(row["document_count"]),
-        chunk_count=int(row["chunk_count"]),
-        entity_count=int(row["entity_count"]),
-        relationship_count=int(row["relationship_count"]),
-        last_updated=row["last_updated"],
-    )
 
 
 class KnowledgeGraph:
@@ -398,7 +346,7 @@ class KnowledgeGraph:
             row = conn.execute(queries()["kg_vendor_by_id"], {"vendor_id": vendor_id}).fetchone()
         if row is None:  # deleted between the two queries
             raise GraphFailed("The vendor was removed by a rebuild just now; ask again.")
-        return _info(row)
+        return vendor_info(row)
 
     def graph(self, vendor: object) -> nx.MultiDiGraph:
         """The vendor's whole graph, frozen (``nx.MultiDiGraph(g)`` gives a mutable copy)."""
@@ -496,31 +444,10 @@ class KnowledgeGraph:
         other vendors (partners, competitors, supply chain), for one vendor or all."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise InvalidGraphRequest(f"limit must be from 1 to 1000, not {limit!r}.")
-        q = queries()
         with self.snapshot() as conn:
             build_id, _ = self._sync(conn)
             vendor_id = None if vendor is None else self._vendor_id(conn, vendor, build_id)
-            params = {"vendor_id": vendor_id, "limit": limit, "types": list(entity_types)}
-            shared = conn.execute(q["kg_shared_entities"], params).fetchall()
-            mentions = conn.execute(q["kg_vendor_mentions"], params).fetchall()
-        return CrossVendorLinks(
-            shared_entities=tuple(
-                SharedEntity(r["name"], r["type"], int(r["mentions"]), tuple(r["vendors"]))
-                for r in shared
-            ),
-            vendor_mentions=tuple(
-                VendorMention(
-                    r["vendor"],
-                    r["other_vendor"],
-                    int(r["entity_id"]),
-                    r["entity"],
-                    r["entity_type"],
-                    int(r["mention_count"]),
-                    tuple(r["relationship_types"]),
-                )
-                for r in mentions
-            ),
-        )
+            return read_cross_vendor_links(conn, vendor_id, limit=limit, entity_types=entity_types)
 
     def list_vendors(self, *, limit: int = 50, offset: int = 0) -> VendorPage:
         """Vendors by name with their counts, one page at a time."""
@@ -528,15 +455,7 @@ class KnowledgeGraph:
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise InvalidGraphRequest(f"{label} must be from {low} to {high}, not {value!r}.")
         with self.snapshot() as conn:
-            rows = conn.execute(
-                queries()["kg_list_vendors"], {"limit": limit, "offset": offset}
-            ).fetchall()
-            if not rows and offset:
-                total_row = conn.execute(queries()["kg_vendor_count"]).fetchone()
-                total = int(total_row["n"]) if total_row else 0
-            else:
-                total = int(rows[0]["total"]) if rows else 0
-        return VendorPage(tuple(_info(r) for r in rows), total, offset)
+            return read_vendor_page(conn, limit=limit, offset=offset)
 
     def build_id(self) -> int:
         """The newest complete graph build (0: never built); caches of callers key on it."""
