@@ -210,7 +210,7 @@ def test_a_search_belongs_to_the_build_it_read_even_when_the_watcher_lags(
     cache entry and its cursor belong to the build the search read."""
     from extraction.pipeline import Rebuilder
     from server.service import Service
-    from tests.search_fixtures import write_notes
+    from tests.fixtures.search import write_notes
 
     Rebuilder(db, embedder=embedder, extractor=extractor).run(write_notes(tmp_path / "notes"))
     harness = Harness(db, embedder, tmp_path / "server")
