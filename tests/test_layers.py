@@ -94,3 +94,16 @@ def test_fixtures_are_plugins_not_imports() -> None:
                     f"{path.relative_to(REPO)}: {a.name}" for a in node.names if a.name in fixtures
                 ]
     assert offenders == []
+
+
+def test_every_helper_a_test_imports_exists() -> None:
+    """Imports inside test functions run only with their test: a helper module that
+    moved would fail late, in one test; this finds it at once."""
+    missing = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests."):
+                target = REPO / (node.module or "").replace(".", "/")
+                if not (target.with_suffix(".py").is_file() or (target / "__init__.py").is_file()):
+                    missing.append(f"{path.relative_to(REPO)}: {node.module}")
+    assert missing == []
