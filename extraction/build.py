@@ -44,6 +44,8 @@ class BuildReport:
     chunks_embedded: int = 0
     chunks_extracted: int = 0
     vendors_rebuilt: int = 0
+    release_cycles_written: int = 0
+    """Release cycles of the written product notes (replacing what they held)."""
     totals: dict[str, int] = field(default_factory=dict)
     entities_by_type: dict[str, int] = field(default_factory=dict)
     relationships_by_type: dict[str, int] = field(default_factory=dict)
@@ -78,6 +80,7 @@ class BuildReport:
             "chunks_embedded": self.chunks_embedded,
             "chunks_extracted": self.chunks_extracted,
             "vendors_rebuilt": self.vendors_rebuilt,
+            "release_cycles_written": self.release_cycles_written,
             "totals": self.totals,
             "entities_by_type": self.entities_by_type,
             "relationships_by_type": self.relationships_by_type,

@@ -53,6 +53,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from extraction.front_matter import document_metadata, parse_front_matter, render_releases
+from extraction.lifecycle import parse_lifecycle
 from extraction.models import SourceDocument
 from extraction.names import MAX_NAME_CHARS, normalize_name, vendor_display_name
 
@@ -411,6 +412,8 @@ def parse_document(
         # would leave "when does iOS 17 go out of support" unsearchable
         body = f"{body.rstrip()}\n\n{releases}\n" if body.strip() else f"{releases}\n"
         metadata["generated_sections"] = ["Releases"]
+    lifecycle, wrong = parse_lifecycle(front.data)
+    problems.extend(Problem(path, "lifecycle", f"{w.field}: {w.message}", "noted") for w in wrong)
     doc = SourceDocument(
         path=path,
         vendor=vendor,
@@ -419,6 +422,7 @@ def parse_document(
         metadata=metadata,
         body=body,
         content_hash=hashlib.sha256(data).hexdigest(),
+        lifecycle=lifecycle,
     )
     return doc, problems
 

@@ -25,7 +25,23 @@ _FRONT_MATTER = re.compile(
 )
 # libyaml's SafeLoader builds the same objects as yaml.safe_load about 10x faster
 # (14 s -> ~1 s for the corpus); the pure-Python one is the fallback.
-_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _SafeLoader(_BaseLoader):  # type: ignore[valid-type,misc]
+    """The safe loader, except that a value shaped like a date that is no calendar
+    date (``2024-13-01``) stays text instead of failing the whole front matter; the
+    field that holds it is then reported by whoever reads it."""
+
+
+def _lenient_timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
+    except ValueError:
+        return loader.construct_scalar(node)
+
+
+_SafeLoader.add_constructor("tag:yaml.org,2002:timestamp", _lenient_timestamp)
 _OPENING = re.compile(r"\A---[ \t]*\r?\n")
 #: Front-matter keys that are machinery, not knowledge (endoflife.date's scraper config).
 _DROPPED_KEYS = frozenset({"auto"})

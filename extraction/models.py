@@ -8,7 +8,10 @@ in PostgreSQL).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from extraction.lifecycle import ProductLifecycle
 
 #: Entity types the graph keeps. spaCy's OntoNotes labels are mapped onto
 #: these (GPE/LOC/FAC -> LOCATION, ...); numeric and date labels are dropped.
@@ -47,6 +50,8 @@ class SourceDocument:
     """Markdown text without the front matter."""
     content_hash: str
     """sha256 of the file's bytes: unchanged hash means nothing to redo."""
+    lifecycle: ProductLifecycle | None = None
+    """The release cycles of a product note (its front matter's ``releases`` table)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,9 +31,10 @@ import extraction.prepare as preparing
 from extraction.build import BuildReport, NoProgress, Progress, Timer
 from extraction.corpus import FileStat, Problem, corpus_scope, iter_documents, list_files
 from extraction.gazetteer import Gazetteer
+from extraction.lifecycle import LIFECYCLE_VERSION
 from extraction.models import ExtractionContext, SourceDocument
 from extraction.prepare import EXTRACTOR_VERSION, PreparedDocument, prepare
-from extraction.publish import GAZETTEER_META, GRAPH_META, Publisher
+from extraction.publish import GAZETTEER_META, GRAPH_META, LIFECYCLE_META, Publisher
 from extraction.settings import ExtractionSettings
 from extraction.structure import NoteFacts, note_facts
 from extraction.tokens import TokenCounter
@@ -219,6 +220,12 @@ class Rebuilder:
         }
         on_disk = {f.path: f.sha256 for f in files}
         candidates = {p for p, h in on_disk.items() if existing.get(p) != h or p in outdated}
+        row = conn.execute(q["get_meta"], {"key": LIFECYCLE_META}).fetchone()
+        lifecycle_current = not existing or (row and row["value"]) == LIFECYCLE_VERSION
+        if not lifecycle_current:
+            # release cycles read by another parser version (or none yet): every note
+            # is read again; its text, embeddings and extractions stay cached
+            candidates = set(on_disk)
         # An empty scan is far likelier a wrong path or an unmounted folder than
         # a wish to delete everything: it never deletes.
         deleted = sorted(
@@ -298,7 +305,15 @@ class Rebuilder:
                 report.workers = int(summary["workers"])
             with timer("publish"):
                 self.publisher.publish(
-                    conn, prepared, deleted, existing, report, gazetteer, rebuild_graphs
+                    conn,
+                    prepared,
+                    deleted,
+                    existing,
+                    report,
+                    gazetteer,
+                    rebuild_graphs,
+                    # every stored note's cycles are then read by this version
+                    lifecycle_current or set(existing) - set(deleted) <= set(on_disk),
                 )
             with timer("prune"):
                 conn.execute(q["prune_embedding_cache"], {"model": self.model.name})

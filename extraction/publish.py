@@ -20,13 +20,14 @@ from extraction.corpus import Problem
 from extraction.gazetteer import Gazetteer
 from extraction.graph import GraphProblem, VendorChunkExtraction, build_vendor_graph
 from extraction.graph_notes import VendorNote
+from extraction.lifecycle import LIFECYCLE_VERSION, Phase
 from extraction.models import SourceDocument
 from extraction.names import normalize_name
 from extraction.prepare import PreparedDocument
 from extraction.settings import ExtractionSettings
 from extraction.structure import NoteFacts
 from sql import queries
-from sql.queries import COPY_CHUNKS_TYPES
+from sql.queries import COPY_CHUNKS_TYPES, COPY_RELEASE_CYCLES_TYPES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,6 +38,8 @@ GAZETTEER_META = "gazetteer"
 #: kb_meta key of the graph builder version (extraction.graph.GRAPH_VERSION) the
 #: published graphs were built with.
 GRAPH_META = "graph_version"
+#: Meta key of the lifecycle parser version the stored release cycles were read with.
+LIFECYCLE_META = "lifecycle_version"
 
 
 def doc_date(doc: SourceDocument) -> dt.date | None:
@@ -124,6 +127,7 @@ class Publisher:
         report: BuildReport,
         gazetteer: Gazetteer,
         all_vendors: bool = False,
+        lifecycle_complete: bool = True,
     ) -> None:
         q = queries()
         all_hashes = sorted({h for p in prepared for h in p.chunk_hashes})
@@ -152,6 +156,7 @@ class Publisher:
             affected.update(previous)
             vendor_ids: dict[str, int] = {}
             doc_ids: list[int] = []
+            written: list[tuple[int, int, SourceDocument]] = []
             for p in prepared:
                 doc = p.document
                 key = normalize_name(doc.vendor) or doc.vendor.casefold()
@@ -178,6 +183,7 @@ class Publisher:
                 ).fetchone()
                 assert row is not None
                 doc_ids.append(int(row["id"]))
+                written.append((int(row["id"]), vendor_ids[key], doc))
                 if doc.path not in existing:
                     report.documents_new += 1
                 elif existing[doc.path] == doc.content_hash:
@@ -214,11 +220,17 @@ class Publisher:
                         )
                         report.chunks_written += 1
                     self.progress.advance()
+            report.release_cycles_written = write_lifecycle(conn, written)
             if self.while_open is not None:
                 self.while_open()
             for vendor_id in sorted(affected):
                 found = self.rebuild_vendor_graph(conn, vendor_id, gazetteer)
                 report.problems.extend(Problem(p.path, p.kind, p.message, p.action) for p in found)
+            conn.execute(q["link_lifecycle_entities"], {"vendor_ids": sorted(affected)})
+            if lifecycle_complete:
+                conn.execute(
+                    q["set_meta"], {"key": LIFECYCLE_META, "value": Jsonb(LIFECYCLE_VERSION)}
+                )
             conn.execute(q["set_meta"], {"key": GAZETTEER_META, "value": Jsonb(gazetteer.state())})
             conn.execute(
                 q["set_meta"], {"key": GRAPH_META, "value": Jsonb(graph_builder.GRAPH_VERSION)}
@@ -338,6 +350,60 @@ class Publisher:
         report.relationships_by_type = {
             r["type"]: int(r["n"]) for r in conn.execute(q["status_relationship_types"])
         }
+
+
+def _phase_columns(phase: Phase) -> tuple[dt.date | None, bool | None]:
+    return (phase, None) if isinstance(phase, dt.date) else (None, phase)
+
+
+def write_lifecycle(
+    conn: psycopg.Connection[dict[str, Any]], written: Sequence[tuple[int, int, SourceDocument]]
+) -> int:
+    """Replace the release cycles of the written notes (document id, vendor id, note)
+    with what each note holds now; returns the cycles written."""
+    q = queries()
+    conn.execute(q["delete_lifecycle"], {"document_ids": [d for d, _, _ in written]})
+    products = [(d, v, doc.lifecycle) for d, v, doc in written if doc.lifecycle is not None]
+    for doc_id, vendor_id, life in products:
+        conn.execute(
+            q["insert_lifecycle_product"],
+            {
+                "document_id": doc_id,
+                "vendor_id": vendor_id,
+                "product": life.product,
+                "product_key": normalize_name(life.product) or life.product.casefold(),
+                "permalink": life.permalink,
+                "aliases": list(life.aliases),
+                "category": life.category,
+                "labels": Jsonb(life.labels),
+            },
+        )
+    count = 0
+    with conn.cursor().copy(q["copy_release_cycles"]) as copy:
+        copy.set_types(list(COPY_RELEASE_CYCLES_TYPES))
+        for doc_id, _, life in products:
+            for c in life.cycles:
+                copy.write_row(
+                    (
+                        doc_id,
+                        c.position,
+                        c.cycle,
+                        c.release_date,
+                        *(
+                            v
+                            for phase in (c.eol, c.eoas, c.eoes, c.lts, c.discontinued)
+                            for v in _phase_columns(phase)
+                        ),
+                        c.latest,
+                        c.latest_release_date,
+                        c.codename,
+                        c.label,
+                        c.link,
+                        Jsonb(c.extra),
+                    )
+                )
+                count += 1
+    return count
 
 
 def chunk_metadata(doc: SourceDocument) -> dict[str, Any]:

@@ -60,6 +60,7 @@ def render_build_report(console: Console, report: BuildReport, where: str) -> No
         ("chunks embedded (not cached)", report.chunks_embedded),
         ("chunks extracted (not cached)", report.chunks_extracted),
         ("vendor graphs rebuilt", report.vendors_rebuilt),
+        ("release cycles written (product notes)", report.release_cycles_written),
         ("work units (embed + extract)", report.work_units),
         ("work units claimed again (worker died)", report.work_units_claimed_again),
         ("worker processes that finished units", report.workers),

@@ -24,6 +24,21 @@ COPY_CHUNKS_TYPES = (
     "jsonb",
 )
 
+#: Column types of the binary COPY in ``copy_release_cycles``, in its column order.
+COPY_RELEASE_CYCLES_TYPES = (
+    "int8",
+    "int4",
+    "text",
+    "date",
+    *("date", "bool") * 5,
+    "text",
+    "date",
+    "text",
+    "text",
+    "text",
+    "jsonb",
+)
+
 QUERY_FILES = ("queries.sql", "search.sql", "graph.sql", "work.sql")
 
 

@@ -250,7 +250,9 @@ SELECT
     (SELECT count(*) FROM chunks) AS chunks,
     (SELECT count(*) FROM entities) AS entities,
     (SELECT count(*) FROM relationships) AS relationships,
-    (SELECT count(*) FROM entity_mentions) AS mentions;
+    (SELECT count(*) FROM entity_mentions) AS mentions,
+    (SELECT count(*) FROM lifecycle_products) AS lifecycle_products,
+    (SELECT count(*) FROM release_cycles) AS release_cycles;
 
 -- status_vendors --
 SELECT name, aliases, document_count, chunk_count, entity_count, relationship_count,
@@ -339,3 +341,30 @@ SELECT set_config('application_name', %(name)s, false);
 -- listen_graph_builds --
 -- The channel the graph_builds trigger notifies (server.builds.CHANNEL).
 LISTEN kb_graph_builds;
+
+-- delete_lifecycle --
+-- A rewritten note's release cycles go with its product row (ON DELETE CASCADE).
+DELETE FROM lifecycle_products WHERE document_id = ANY(%(document_ids)s);
+
+-- insert_lifecycle_product --
+INSERT INTO lifecycle_products
+    (document_id, vendor_id, product, product_key, permalink, aliases, category, labels)
+VALUES (%(document_id)s, %(vendor_id)s, %(product)s, %(product_key)s, %(permalink)s,
+        %(aliases)s, %(category)s, %(labels)s);
+
+-- copy_release_cycles --
+COPY release_cycles (document_id, position, cycle, release_date, eol, eol_flag, eoas, eoas_flag,
+                     eoes, eoes_flag, lts, lts_flag, discontinued, discontinued_flag, latest,
+                     latest_release_date, codename, label, link, extra)
+FROM STDIN WITH (FORMAT BINARY);
+
+-- link_lifecycle_entities --
+-- Each product of the rebuilt vendors to its entity in the vendor's graph: the
+-- entity of the same normalised name, a PRODUCT first.
+UPDATE lifecycle_products lp
+SET entity_id = (
+    SELECT e.id FROM entities e
+    WHERE e.vendor_id = lp.vendor_id AND e.normalized_name = lp.product_key
+    ORDER BY (e.type = 'PRODUCT') DESC, e.mention_count DESC, e.id
+    LIMIT 1)
+WHERE lp.vendor_id = ANY(%(vendor_ids)s);
