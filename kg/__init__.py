@@ -14,9 +14,13 @@ from kg.errors import (
     GraphFailed,
     InvalidGraphRequest,
     InvalidName,
+    ProductAmbiguous,
+    ProductNotFound,
     VendorAmbiguous,
     VendorNotFound,
+    VersionNotFound,
 )
+from kg.lifecycle import LifecycleAnswer, RiskEvent
 from kg.model import Entity, Relationship
 from kg.settings import GraphSettings
 from kg.store import KnowledgeGraph
@@ -35,10 +39,15 @@ __all__ = [
     "InvalidGraphRequest",
     "InvalidName",
     "KnowledgeGraph",
+    "LifecycleAnswer",
     "Match",
+    "ProductAmbiguous",
+    "ProductNotFound",
     "Relationship",
     "Resolution",
+    "RiskEvent",
     "VendorAmbiguous",
     "VendorInfo",
     "VendorNotFound",
+    "VersionNotFound",
 ]

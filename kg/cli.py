@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kg.errors import GraphError
@@ -96,6 +97,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("vendor", nargs="?", help="only links of this vendor (default: all)")
     p.add_argument("--limit", type=int, default=20, help="rows per list (1-1000, default 20)")
     p = command(
+        "lifecycle",
+        "Release cycles of a vendor's products and their support status on a date: a table "
+        "per product (supported / extended support only / end of life / unknown, what ends "
+        "next and when). With PRODUCT, that product only; with --version, the cycle it "
+        "belongs to.",
+    )
+    p.add_argument("vendor", help="vendor name (resolved like `resolve`)")
+    p.add_argument("product", nargs="?", help="product name (case, vendor prefix, slugs)")
+    p.add_argument("--version", help="a version to resolve to its cycle (e.g. 17.0.2)")
+    p.add_argument("--as-of", help="the date the status is for (YYYY-MM-DD, default today)")
+    p = command(
+        "eol-risk",
+        "Every end of support (end of life, end of extended support) across vendors within "
+        "a window, soonest first.",
+    )
+    p.add_argument("--within", type=int, default=90, help="days ahead (1-10000, default 90)")
+    p.add_argument("--vendor", help="only this vendor's products")
+    p.add_argument("--category", help="only this product category (e.g. server-app, os)")
+    p.add_argument("--as-of", help="the window's first day (YYYY-MM-DD, default today)")
+    p = command(
         "run-notebook",
         "Execute a notebook top to bottom against the configured database; write the "
         "executed copy and its first figure.",
@@ -148,6 +169,88 @@ def _open() -> Any:
         raise CliError(settings_problem(exc), EXIT_USAGE) from None
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
+
+
+def _lifecycle(kg: Any, args: argparse.Namespace, out: Console) -> int:
+    from kg.lifecycle import lifecycle_dict
+
+    answer = kg.lifecycle(args.vendor, args.product, version=args.version, as_of=args.as_of)
+    data = lifecycle_dict(answer)
+    if args.json:
+        _print_json(data)
+        return EXIT_OK
+    if not data["products"]:
+        out.print(f"{escape(data['vendor'] or '')}: no product notes with release cycles.")
+        return EXIT_OK
+    for product in data["products"]:
+        names = product["phase_names"]
+        table = Table(
+            title=f"{escape(product['product'])} ({escape(product['vendor'])}) "
+            f"on {data['as_of']}: {product['source_file']}",
+            title_justify="left",
+        )
+        for col in ("cycle", "released", "status", names["eoas"], names["eol"]):
+            table.add_column(escape(col))
+        table.add_column(escape(names["eoes"]))
+        table.add_column("latest")
+        table.add_column("next change")
+        for c in product["cycles"]:
+            support, change = c["support"], c["next_change"]
+            table.add_row(
+                escape(c["label"] or c["cycle"]) + (" (LTS)" if c["lts"] is True else ""),
+                c["release_date"] or "-",
+                c["status"] + ("" if c["released"] is not False else " (not yet released)"),
+                _when(support["active_support_ends"]),
+                _when(support["support_ends"]),
+                _when(support["extended_support_ends"]),
+                escape(c["latest"] or "-"),
+                "-" if change is None else f"{escape(change['ends'])} ends in {change['days']} d",
+            )
+        out.print(table)
+    version = data["version"]
+    if version is not None:
+        latest = {True: "the latest", False: f"not the latest ({version['cycle_latest']})"}
+        out.print(
+            f"version {escape(version['version'])}: cycle {escape(version['cycle'])}, "
+            + latest.get(version["is_latest"], "latest release unknown")
+        )
+    return EXIT_OK
+
+
+def _when(value: Any) -> str:
+    """A support date as the tables show it."""
+    if value is True:
+        return "ended"
+    if value is False:
+        return "not planned"
+    return "-" if value is None else str(value)
+
+
+def _eol_risk(kg: Any, args: argparse.Namespace, out: Console) -> int:
+    from kg.lifecycle import risk_dict
+
+    events = kg.eol_risk(
+        within_days=args.within, vendor=args.vendor, category=args.category, as_of=args.as_of
+    )
+    rows = [risk_dict(e) for e in events]
+    if args.json:
+        _print_json(rows)
+        return EXIT_OK
+    table = Table(title=f"ends of support in the next {args.within} days: {len(rows)}")
+    for col in ("date", "in", "vendor", "product", "cycle", "what ends", "latest"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            r["date"],
+            f"{r['days']} d",
+            escape(r["vendor"]),
+            escape(r["product"]),
+            escape(r["label"] or r["cycle"]),
+            escape(r["ends"]),
+            escape(r["latest"] or "-"),
+        )
+    out.print(table)
+    return EXIT_OK
 
 
 def _print_json(value: Any) -> None:
@@ -240,6 +343,10 @@ def _run_graph_command(args: argparse.Namespace) -> int:
             for e, d in hood.entities:
                 out.print(f"  {d}  {e.name} ({e.type})")
             return EXIT_OK
+        if args.command == "lifecycle":
+            return _lifecycle(kg, args, out)
+        if args.command == "eol-risk":
+            return _eol_risk(kg, args, out)
         if args.command == "links":
             links = kg.cross_vendor_links(args.vendor, limit=args.limit)
             if args.json:

@@ -82,5 +82,44 @@ class EntityAmbiguous(GraphError):
         )
 
 
+class ProductNotFound(GraphError):
+    """No product with release cycles matches the name."""
+
+    def __init__(self, query: str, vendor: str | None, suggestions: Sequence[str] = ()) -> None:
+        self.query = query
+        self.vendor = vendor
+        self.suggestions = tuple(suggestions)
+        where = f" of {vendor!r}" if vendor else ""
+        hint = f" Did you mean: {', '.join(map(repr, self.suggestions))}?" if suggestions else ""
+        super().__init__(f"No product {query!r} with release cycles{where}.{hint}")
+
+
+class ProductAmbiguous(GraphError):
+    """Several products match the name."""
+
+    def __init__(self, query: str, vendor: str | None, candidates: Sequence[str]) -> None:
+        self.query = query
+        self.vendor = vendor
+        self.candidates = tuple(candidates)
+        super().__init__(
+            f"Product name {query!r} matches several products: "
+            f"{', '.join(map(repr, self.candidates))}. Use one of these names."
+        )
+
+
+class VersionNotFound(GraphError):
+    """The version belongs to no release cycle of the product."""
+
+    def __init__(self, version: str, product: str, cycles: Sequence[str]) -> None:
+        self.version = version
+        self.product = product
+        self.cycles = tuple(cycles)
+        listed = ", ".join(map(repr, self.cycles[:12])) + (", ..." if len(cycles) > 12 else "")
+        super().__init__(
+            f"Version {version!r} belongs to no release cycle of {product!r}; "
+            f"its cycles are {listed}."
+        )
+
+
 class GraphFailed(GraphError):
     """The graph could not be read from the database."""

@@ -1,245 +1,469 @@
-"""Support status of release cycles, as of a date, and versions resolved to cycles.
-
-The rebuild stores every release cycle of every product note (``release_cycles``,
-:mod:`extraction.lifecycle`); this module answers from them. Everything here is
-computed *as of* a date (default today, always overridable), so an answer, a test
-or a report is reproducible:
-
-* :func:`support_status`: ``supported`` (the end of life has not come),
-  ``extended support only`` (it has, but extended support has not ended), ``end of
-  life`` or ``unknown`` (the note does not say when support ends); with the phase
-  (``active support`` / ``security support`` / ``extended support`` / ``end of
-  life``), the next dated change and the days until it.
-* :func:`resolve_version`: ``"17.0.2+8"`` -> cycle ``17``, ``"8.0.35"`` -> ``8.0``,
-  ``"11 SP3"`` -> ``11.3``, ``"Jammy 22.04"`` -> ``22.04``: the longest cycle the
-  version starts with at a component boundary, else a codename or label match.
-
-A support date follows endoflife.date: a date (support ends on that day), ``True``
-(ended, the date unknown), ``False`` (not ended and no end announced) or ``None``.
+"""Release cycles of the vendors' products, as stored by the rebuild
+(``lifecycle_products``, ``release_cycles``; :mod:`extraction.lifecycle` reads them
+from the notes), answered as of a date with :mod:`kg.support`: products resolved
+loosely by name, every cycle with its status, the cycle of a version, and the ends of
+support across vendors in a window (``eol-risk``). Plain reads on a connection the
+caller holds (:meth:`kg.store.KnowledgeGraph.snapshot` gives one).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-Phase = dt.date | bool | None
+import psycopg
+from rapidfuzz import fuzz, process
 
-SUPPORTED = "supported"
-EXTENDED = "extended support only"
-END_OF_LIFE = "end of life"
-UNKNOWN = "unknown"
-STATUSES = (SUPPORTED, EXTENDED, END_OF_LIFE, UNKNOWN)
-#: Widest window ``eol-risk`` and ``get_lifecycle`` look ahead (about 27 years).
-MAX_WITHIN_DAYS = 10_000
+from kg.errors import InvalidGraphRequest, ProductAmbiguous, ProductNotFound, VersionNotFound
+from kg.support import (
+    EXTENDED,
+    LEAD_V,
+    STATUSES,
+    SUPPORTED,
+    CycleRow,
+    Status,
+    check_within,
+    parse_as_of,
+    phase_from,
+    resolve_version,
+    support_status,
+)
+from sql.names import normalize_name
+from sql.queries import queries
 
+# -- stored products and their answers ----------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class CycleRow:
-    """One stored release cycle (a row of ``release_cycles``)."""
-
-    cycle: str
-    position: int
-    release_date: dt.date | None
-    eol: Phase
-    eoas: Phase
-    eoes: Phase
-    lts: Phase
-    discontinued: Phase
-    latest: str | None
-    latest_release_date: dt.date | None
-    codename: str | None
-    label: str | None
+#: What a phase is called when the product gives it no label of its own.
+DEFAULT_PHASE_NAMES = {"eoas": "active support", "eol": "support", "eoes": "extended support"}
+_LABEL_KEY = {"eoas": "eoasColumn", "eol": "eolColumn", "eoes": "eoesColumn"}
 
 
 @dataclass(frozen=True, slots=True)
-class Status:
-    status: str
-    """One of :data:`STATUSES`."""
-    phase: str
-    """``active support``, ``security support``, ``extended support``, ``end of life``
-    or ``unknown``: the status, with supported split by whether active support ended."""
-    released: bool | None
-    """Whether the cycle was released by the date (None: no release date)."""
-    next_change: str | None
-    """The next dated phase change after the date: ``eoas``, ``eol`` or ``eoes``."""
-    next_change_date: dt.date | None
-    days_to_next_change: int | None
+class Product:
+    """A product note with release cycles, as stored (``lifecycle_products``)."""
+
+    document_id: int
+    vendor_id: int
+    vendor: str
+    product: str
+    key: str
+    permalink: str | None
+    aliases: tuple[str, ...]
+    category: str | None
+    labels: dict[str, Any]
+    entity_id: int | None
+    source_path: str
+
+    def phase_names(self) -> dict[str, str]:
+        """``eoas`` / ``eol`` / ``eoes`` -> what this product calls the phase that ends
+        there (``eolColumn: Core Support`` -> ``Core Support``)."""
+        out = dict(DEFAULT_PHASE_NAMES)
+        for phase, key in _LABEL_KEY.items():
+            value = self.labels.get(key)
+            if isinstance(value, str) and value.strip():
+                out[phase] = re.sub(r"<[^>]*>", "", value).strip()
+        return out
 
 
-def phase_from(date_value: Any, flag: Any) -> Phase:
-    """A phase from its two stored columns (a date, or a flag)."""
-    if isinstance(date_value, dt.date):
-        return date_value
-    if isinstance(flag, bool):
-        return flag
-    return None
+@dataclass(frozen=True, slots=True)
+class CycleAnswer:
+    row: CycleRow
+    status: Status
+    is_newest: bool
+    """The product's newest cycle released by the date."""
 
 
-def ended(phase: Phase, as_of: dt.date) -> bool | None:
-    """Whether the phase had ended by ``as_of`` (None: unknown).
+@dataclass(frozen=True, slots=True)
+class ProductAnswer:
+    product: Product
+    cycles: tuple[CycleAnswer, ...]
 
-    >>> ended(dt.date(2024, 1, 1), dt.date(2024, 1, 1)), ended(False, dt.date(2024, 1, 1))
-    (True, False)
-    """
-    if isinstance(phase, bool):
-        return phase
-    if isinstance(phase, dt.date):
-        return as_of >= phase
-    return None
+    def counts(self) -> dict[str, int]:
+        """Cycles per status (released ones only)."""
+        out = dict.fromkeys(STATUSES, 0)
+        for c in self.cycles:
+            if c.status.released is not False:
+                out[c.status.status] += 1
+        return out
 
-
-def support_status(row: CycleRow, as_of: dt.date) -> Status:
-    """The cycle's support on ``as_of``.
-
-    >>> row = CycleRow("2021", 2, dt.date(2020, 11, 11), dt.date(2025, 12, 9), None,
-    ...                dt.date(2026, 11, 10), None, None, None, None, None, None)
-    >>> support_status(row, dt.date(2025, 1, 1)).status
-    'supported'
-    >>> s = support_status(row, dt.date(2026, 1, 1))
-    >>> s.status, s.next_change, s.days_to_next_change
-    ('extended support only', 'eoes', 313)
-    >>> support_status(row, dt.date(2026, 11, 10)).status
-    'end of life'
-    """
-    eol = ended(row.eol, as_of)
-    if eol is False:
-        status = SUPPORTED
-        phase = "security support" if ended(row.eoas, as_of) else "active support"
-    elif eol is True:
-        if ended(row.eoes, as_of) is False:
-            status, phase = EXTENDED, "extended support"
-        else:
-            status, phase = END_OF_LIFE, "end of life"
-    else:
-        status, phase = UNKNOWN, "unknown"
-    upcoming = sorted(
-        (value, name)
-        for name, value in (("eoas", row.eoas), ("eol", row.eol), ("eoes", row.eoes))
-        if isinstance(value, dt.date) and value > as_of
-    )
-    change, day = (upcoming[0][1], upcoming[0][0]) if upcoming else (None, None)
-    return Status(
-        status=status,
-        phase=phase,
-        released=None if row.release_date is None else row.release_date <= as_of,
-        next_change=change,
-        next_change_date=day,
-        days_to_next_change=(day - as_of).days if day is not None else None,
-    )
-
-
-def support_ends(row: CycleRow) -> dt.date | None:
-    """The last dated end of support: extended support when it has a date, else the
-    end of life (what ``eol-risk`` sorts by)."""
-    if isinstance(row.eoes, dt.date) and (not isinstance(row.eol, dt.date) or row.eoes >= row.eol):
-        return row.eoes
-    return row.eol if isinstance(row.eol, dt.date) else None
-
-
-_SP = re.compile(r"\s*\bsp\s*(\d+)\b", re.IGNORECASE)
-_LEAD_V = re.compile(r"^v(?=\d)", re.IGNORECASE)
-_BOUNDARY = ".-+_ /("
-
-
-def _forms(version: str) -> list[str]:
-    """Spellings of a version to match cycles against, most literal first."""
-    text = " ".join(version.strip().lower().split())
-    forms = [text]
-    for word in text.split(" "):
-        word = _LEAD_V.sub("", word)
-        if word and word[0].isdigit():
-            forms.append(word)
-    sp = _SP.search(text)
-    if sp:
-        head = _LEAD_V.sub("", text[: sp.start()].split(" ")[-1] if text[: sp.start()] else "")
-        if head:
-            forms = [f"{head}.{sp.group(1)}", f"{head}-sp{sp.group(1)}", f"{head} sp{sp.group(1)}"]
-            forms += [head]
-    return list(dict.fromkeys(_LEAD_V.sub("", f) for f in forms))
-
-
-def resolve_version(version: str, cycles: Sequence[CycleRow]) -> CycleRow | None:
-    """The cycle ``version`` belongs to, or None.
-
-    >>> rows = [CycleRow(c, i, None, None, None, None, None, None, None, None, n, None)
-    ...         for i, (c, n) in enumerate([("22.04", "Jammy Jellyfish"), ("17", None),
-    ...                                     ("8.0", None), ("8", None), ("11.3", None)])]
-    >>> [resolve_version(v, rows).cycle for v in ("17.0.2+8", "8.0.35", "8.1", "v17",
-    ...                                           "11 SP3", "Jammy 22.04", "jammy")]
-    ['17', '8.0', '8', '17', '11.3', '22.04', '22.04']
-    >>> resolve_version("9.1", rows) is None
-    True
-    """
-    by_name = {row.cycle.lower(): row for row in cycles}
-    forms = _forms(version)
-    for form in forms:
-        if form in by_name:
-            return by_name[form]
-    best: CycleRow | None = None
-    for form in forms:
-        for name, row in by_name.items():
-            if (
-                len(form) > len(name)
-                and form.startswith(name)
-                and form[len(name)] in _BOUNDARY
-                and (best is None or len(name) > len(best.cycle))
-            ):
-                best = row
-        if best is not None:
-            return best
-    words = set(re.findall(r"[a-z0-9]+", version.lower()))
-    for row in cycles:
-        for text in (row.codename, row.label):
-            if not text:
-                continue
-            first = re.findall(r"[a-z0-9]+", text.lower())
-            if first and (first[0] in words and not first[0].isdigit()):
-                return row
-            if text.lower() == version.strip().lower():
-                return row
-    return None
-
-
-def parse_as_of(value: str | dt.date | None, today: dt.date | None = None) -> dt.date:
-    """``as_of`` as a date: an ISO ``YYYY-MM-DD`` string or a date (default today).
-    :class:`ValueError` says what is wrong otherwise.
-
-    >>> parse_as_of("2025-06-01")
-    datetime.date(2025, 6, 1)
-    >>> parse_as_of("2024-13-01")
-    Traceback (most recent call last):
-    ...
-    ValueError: as_of '2024-13-01' is not a date: give YYYY-MM-DD (e.g. 2025-06-01)
-    """
-    if value is None:
-        return today or dt.date.today()
-    if isinstance(value, dt.date):
-        return value
-    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
-        try:
-            return dt.date.fromisoformat(value.strip())
-        except ValueError:
-            pass
-    shown = repr(value)[:40]
-    raise ValueError(f"as_of {shown} is not a date: give YYYY-MM-DD (e.g. 2025-06-01)")
-
-
-def check_within(days: Any) -> int:
-    """A look-ahead window in days, 1 to :data:`MAX_WITHIN_DAYS`.
-
-    >>> check_within(90)
-    90
-    >>> check_within(0)
-    Traceback (most recent call last):
-    ...
-    ValueError: within_days must be a whole number from 1 to 10000, not 0
-    """
-    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_WITHIN_DAYS:
-        raise ValueError(
-            f"within_days must be a whole number from 1 to {MAX_WITHIN_DAYS}, not {days!r}"
+    def current(self) -> tuple[CycleAnswer, ...]:
+        """Released cycles still supported (or in extended support), newest first."""
+        return tuple(
+            c
+            for c in self.cycles
+            if c.status.released is not False and c.status.status in (SUPPORTED, EXTENDED)
         )
-    return days
+
+
+@dataclass(frozen=True, slots=True)
+class VersionAnswer:
+    version: str
+    cycle: str
+    latest: str | None
+    """The cycle's latest release, if the note gives it."""
+    is_latest: bool | None
+    """Whether ``version`` is that latest release (None: the note does not say)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleAnswer:
+    vendor: str | None
+    as_of: dt.date
+    products: tuple[ProductAnswer, ...]
+    version: VersionAnswer | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RiskEvent:
+    """A cycle's support ending in the window (``eol-risk``)."""
+
+    day: dt.date
+    days: int
+    kind: str
+    """``eol`` (the end of life) or ``eoes`` (the end of extended support)."""
+    phase: str
+    """What ends, in the product's own words (``Core Support``)."""
+    vendor: str
+    product: str
+    category: str | None
+    cycle: str
+    label: str | None
+    latest: str | None
+    extended_after: dt.date | None
+    """For an end of life: the end of extended support after it, if dated."""
+    source_path: str
+
+
+def read_products(conn: psycopg.Connection[Any], vendor_id: int | None) -> list[Product]:
+    """Products with release cycles: of one vendor, or every vendor's."""
+    rows = conn.execute(queries()["kg_lifecycle_products"], {"vendor_id": vendor_id}).fetchall()
+    return [
+        Product(
+            document_id=int(r["document_id"]),
+            vendor_id=int(r["vendor_id"]),
+            vendor=r["vendor"],
+            product=r["product"],
+            key=r["product_key"],
+            permalink=r["permalink"],
+            aliases=tuple(r["aliases"] or ()),
+            category=r["category"],
+            labels=dict(r["labels"] or {}),
+            entity_id=r["entity_id"],
+            source_path=r["source_path"],
+        )
+        for r in rows
+    ]
+
+
+def read_cycles(
+    conn: psycopg.Connection[Any], document_ids: Iterable[int]
+) -> dict[int, list[CycleRow]]:
+    """Each product's cycles in the note's order."""
+    out: dict[int, list[CycleRow]] = {}
+    ids = sorted(set(document_ids))
+    if not ids:
+        return out
+    for r in conn.execute(queries()["kg_lifecycle_cycles"], {"document_ids": ids}):
+        out.setdefault(int(r["document_id"]), []).append(
+            CycleRow(
+                cycle=r["cycle"],
+                position=int(r["position"]),
+                release_date=r["release_date"],
+                eol=phase_from(r["eol"], r["eol_flag"]),
+                eoas=phase_from(r["eoas"], r["eoas_flag"]),
+                eoes=phase_from(r["eoes"], r["eoes_flag"]),
+                lts=phase_from(r["lts"], r["lts_flag"]),
+                discontinued=phase_from(r["discontinued"], r["discontinued_flag"]),
+                latest=r["latest"],
+                latest_release_date=r["latest_release_date"],
+                codename=r["codename"],
+                label=r["label"],
+                link=r["link"],
+                extra=dict(r["extra"] or {}),
+            )
+        )
+    return out
+
+
+def answer_product(product: Product, cycles: Sequence[CycleRow], as_of: dt.date) -> ProductAnswer:
+    """Every cycle of the product with its status on ``as_of``."""
+    released = [c for c in cycles if c.release_date is not None and c.release_date <= as_of]
+    newest = (
+        min(released, key=lambda c: (-c.release_date.toordinal(), c.position))  # type: ignore[union-attr]
+        if released
+        else None
+    )
+    return ProductAnswer(
+        product,
+        tuple(CycleAnswer(c, support_status(c, as_of), c is newest) for c in cycles),
+    )
+
+
+def _keys(product: Product) -> set[str]:
+    """The names a product answers to: its title, the title without its vendor's
+    name, its permalink and other slugs (``atlassian-confluence``)."""
+    keys = {product.key}
+    vendor = normalize_name(product.vendor)
+    if vendor and product.key.startswith(vendor + " ") and len(product.key) > len(vendor) + 1:
+        keys.add(product.key[len(vendor) + 1 :])
+    for slug in (product.permalink, *product.aliases):
+        if slug:
+            keys.add(normalize_name(slug.replace("-", " ").replace("_", " ")))
+    keys.discard("")
+    return keys
+
+
+def _shown(product: Product, several_vendors: bool) -> str:
+    return f"{product.product} ({product.vendor})" if several_vendors else product.product
+
+
+def resolve_product(name: str, products: Sequence[Product], vendor: str | None) -> Product:
+    """The product ``name`` means among ``products`` (case, punctuation, the vendor's
+    name before it, permalinks and other slugs, a typo or two);
+    :class:`ProductAmbiguous` or :class:`ProductNotFound` (with the closest names)
+    when it is not one.
+
+    >>> def p(i, vendor, title, slug):
+    ...     return Product(i, 1, vendor, title, normalize_name(title), slug, (), None, {}, None, "")
+    >>> found = [p(1, "Adobe", "Adobe ColdFusion", "coldfusion"),
+    ...          p(2, "Atlassian", "Confluence", "confluence"), p(3, "Atlassian", "Jira", "jira")]
+    >>> [resolve_product(n, found, None).product for n in ("coldfusion", "CONFLUENCE", "Jirra")]
+    ['Adobe ColdFusion', 'Confluence', 'Jira']
+    """
+    query = normalize_name(name)
+    several = len({p.vendor_id for p in products}) > 1
+    if not query:
+        raise ProductNotFound(name, vendor)
+    table = {p.document_id: _keys(p) for p in products}
+    vendor_keys = {normalize_name(p.vendor) for p in products}
+    forms = {query} | {query[len(v) + 1 :] for v in vendor_keys if v and query.startswith(v + " ")}
+    exact = [p for p in products if table[p.document_id] & forms]
+    if len(exact) == 1:
+        return exact[0]
+    if exact:
+        raise ProductAmbiguous(name, vendor, [_shown(p, several) for p in exact])
+    choices = {(p.document_id, k): k for p in products for k in table[p.document_id]}
+    scored = process.extract(query, choices, scorer=fuzz.ratio, limit=None, score_cutoff=60)
+    best: dict[int, float] = {}
+    for _, score, (doc_id, _) in scored:
+        best[doc_id] = max(best.get(doc_id, 0.0), score)
+    by_id = {p.document_id: p for p in products}
+    ranked = sorted(best.items(), key=lambda kv: (-kv[1], by_id[kv[0]].product))
+    close = [doc for doc, score in ranked if score >= 85]
+    if len(close) == 1:
+        return by_id[close[0]]
+    if close:
+        raise ProductAmbiguous(name, vendor, [_shown(by_id[d], several) for d in close[:8]])
+    raise ProductNotFound(name, vendor, [_shown(by_id[d], several) for d, _ in ranked[:5]])
+
+
+def elsewhere(missing: ProductNotFound, everywhere: Sequence[Product]) -> ProductNotFound:
+    """``missing`` (a product not found among one vendor's), saying which other
+    vendors' notes hold a product of that name, if any."""
+    try:
+        other = resolve_product(missing.query, everywhere, None)
+    except (ProductNotFound, ProductAmbiguous):
+        return missing
+    found = ProductNotFound(missing.query, missing.vendor, [f"{other.product} ({other.vendor})"])
+    found.args = (
+        f"No product {missing.query!r} with release cycles of {missing.vendor!r}; "
+        f"{other.product!r} is filed under the vendor {other.vendor!r}.",
+    )
+    return found
+
+
+def answer_version(version: str, product: ProductAnswer) -> VersionAnswer:
+    """The cycle ``version`` belongs to and whether it is that cycle's latest release;
+    :class:`VersionNotFound` naming the product's cycles otherwise."""
+    text = version.strip()
+    if not text or len(text) > 100:
+        raise VersionNotFound(version[:100], product.product.product, [])
+    rows = [c.row for c in product.cycles]
+    row = resolve_version(text, rows)
+    if row is None:
+        raise VersionNotFound(text, product.product.product, [r.cycle for r in rows])
+    is_latest = None
+    if row.latest:
+        plain = LEAD_V.sub("", text.lower())
+        is_latest = plain == row.latest.lower() or plain.startswith(row.latest.lower() + "+")
+    return VersionAnswer(text, row.cycle, row.latest, is_latest)
+
+
+def read_eol_risk(
+    conn: psycopg.Connection[Any],
+    as_of: dt.date,
+    within_days: int,
+    *,
+    vendor_id: int | None = None,
+    category: str | None = None,
+    limit: int = 10_000,
+) -> list[RiskEvent]:
+    """Every end of support (end of life or of extended support) from ``as_of`` to
+    ``within_days`` later, soonest first."""
+    until = as_of + dt.timedelta(days=check_within(within_days))
+    rows = conn.execute(
+        queries()["kg_eol_risk"],
+        {
+            "as_of": as_of,
+            "until": until,
+            "vendor_id": vendor_id,
+            "category": category,
+            "limit": limit,
+        },
+    ).fetchall()
+    out = []
+    for r in rows:
+        names = dict(DEFAULT_PHASE_NAMES)
+        labels = r["labels"] or {}
+        value = labels.get(_LABEL_KEY[r["kind"]])
+        if isinstance(value, str) and value.strip():
+            names[r["kind"]] = re.sub(r"<[^>]*>", "", value).strip()
+        out.append(
+            RiskEvent(
+                day=r["day"],
+                days=(r["day"] - as_of).days,
+                kind=r["kind"],
+                phase=names[r["kind"]],
+                vendor=r["vendor"],
+                product=r["product"],
+                category=r["category"],
+                cycle=r["cycle"],
+                label=r["label"],
+                latest=r["latest"],
+                extended_after=r["eoes"] if r["kind"] == "eol" and r["eoes"] else None,
+                source_path=r["source_path"],
+            )
+        )
+    return out
+
+
+def checked_as_of(value: object) -> dt.date:
+    if value is not None and not isinstance(value, str | dt.date):
+        raise InvalidGraphRequest(f"as_of must be a date (YYYY-MM-DD), not {type(value).__name__}.")
+    try:
+        return parse_as_of(value)
+    except ValueError as exc:
+        raise InvalidGraphRequest(str(exc)) from None
+
+
+def checked_version(value: object) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 100:
+        raise InvalidGraphRequest("version must be text of 1 to 100 characters, e.g. '17.0.2'.")
+    return value.strip()
+
+
+def product_and_version(
+    name: str, products: list[Product], vendor: str | None
+) -> tuple[Product, str | None]:
+    """The product ``name`` means, and the version written after it, if any
+    (``Windows Server 2016`` -> Windows Server, ``2016``)."""
+    try:
+        return resolve_product(name, products, vendor), None
+    except (ProductNotFound, ProductAmbiguous) as exc:
+        words = name.split()
+        for cut in (1, 2):
+            head, tail = words[:-cut], words[-cut:]
+            if head and any(ch.isdigit() for ch in tail[-1]):
+                try:
+                    return resolve_product(" ".join(head), products, vendor), " ".join(tail)
+                except (ProductNotFound, ProductAmbiguous):
+                    continue
+        raise exc
+
+
+# -- the answers as JSON: one form for the CLI, the notebook and the MCP tool ----
+
+
+def _phase_json(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, dt.date) else value
+
+
+def cycle_dict(product: Product, c: CycleAnswer) -> dict[str, Any]:
+    """One cycle with its status: support dates as ISO dates, ``true`` ("already"),
+    ``false`` ("not planned") or ``null`` (unknown)."""
+    row, status = c.row, c.status
+    names = product.phase_names()
+    return {
+        "cycle": row.cycle,
+        "label": row.label,
+        "codename": row.codename,
+        "release_date": _phase_json(row.release_date),
+        "released": status.released,
+        "status": status.status,
+        "phase": status.phase,
+        "support": {
+            "active_support_ends": _phase_json(row.eoas),
+            "support_ends": _phase_json(row.eol),
+            "extended_support_ends": _phase_json(row.eoes),
+        },
+        "lts": _phase_json(row.lts),
+        "discontinued": _phase_json(row.discontinued),
+        "latest": row.latest,
+        "latest_release_date": _phase_json(row.latest_release_date),
+        "is_newest": c.is_newest,
+        "next_change": None
+        if status.next_change is None
+        else {
+            "ends": names[status.next_change],
+            "date": _phase_json(status.next_change_date),
+            "days": status.days_to_next_change,
+        },
+        "link": row.link,
+        "extra": row.extra,
+    }
+
+
+def product_dict(answer: ProductAnswer, *, cycles: bool = True) -> dict[str, Any]:
+    """A product, its phase names, its counts per status and (``cycles``) every cycle."""
+    p = answer.product
+    out: dict[str, Any] = {
+        "product": p.product,
+        "vendor": p.vendor,
+        "category": p.category,
+        "permalink": p.permalink,
+        "aliases": list(p.aliases),
+        "phase_names": p.phase_names(),
+        "source_file": p.source_path,
+        "entity_id": p.entity_id,
+        "cycle_count": len(answer.cycles),
+        "counts": answer.counts(),
+    }
+    if cycles:
+        out["cycles"] = [cycle_dict(p, c) for c in answer.cycles]
+    return out
+
+
+def lifecycle_dict(answer: LifecycleAnswer) -> dict[str, Any]:
+    return {
+        "vendor": answer.vendor,
+        "as_of": answer.as_of.isoformat(),
+        "products": [product_dict(p) for p in answer.products],
+        "version": None
+        if answer.version is None
+        else {
+            "version": answer.version.version,
+            "cycle": answer.version.cycle,
+            "cycle_latest": answer.version.latest,
+            "is_latest": answer.version.is_latest,
+        },
+    }
+
+
+def risk_dict(event: RiskEvent) -> dict[str, Any]:
+    return {
+        "date": event.day.isoformat(),
+        "days": event.days,
+        "ends": event.phase,
+        "kind": event.kind,
+        "vendor": event.vendor,
+        "product": event.product,
+        "category": event.category,
+        "cycle": event.cycle,
+        "label": event.label,
+        "latest": event.latest,
+        "extended_support_until": _phase_json(event.extended_after),
+        "source_file": event.source_path,
+    }

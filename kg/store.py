@@ -7,7 +7,10 @@ caller asks for it (paths, neighbourhoods, exports). Both are frozen and
 cached with everything derived from them until the next complete graph
 build: every call reads the newest complete build id first (one indexed
 query), so a rebuild that lands is seen by the next call. The vendor list and
-the links between vendors are plain reads, not cached (:mod:`kg.vendors`).
+the links between vendors are plain reads, not cached (:mod:`kg.vendors`), and so
+are release cycles (:mod:`kg.lifecycle`).
+The class stays one module (about 560 lines): its methods share the snapshot, the
+build marker and the caches, and every plain read already lives beside it.
 
 Every call reads inside one REPEATABLE READ, read-only transaction, and
 :meth:`KnowledgeGraph.snapshot` widens that to a block of calls (the server
@@ -27,6 +30,7 @@ In a notebook::
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator
@@ -46,8 +50,21 @@ from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kg.analysis import CappedGraph, GraphStatistics
-from kg.disambiguate import Resolution, resolve_vendor
-from kg.errors import GraphFailed, InvalidGraphRequest
+from kg.disambiguate import Resolution, clean_name, resolve_vendor
+from kg.errors import GraphFailed, InvalidGraphRequest, ProductNotFound
+from kg.lifecycle import (
+    LifecycleAnswer,
+    RiskEvent,
+    answer_product,
+    answer_version,
+    checked_as_of,
+    checked_version,
+    elsewhere,
+    product_and_version,
+    read_cycles,
+    read_eol_risk,
+    read_products,
+)
 from kg.model import build_graph, entity_from_row, relationship_from_row
 from kg.paths import Neighbourhood, PathResult, find_entity, neighbourhood, shortest_path
 from kg.settings import GraphSettings
@@ -60,6 +77,7 @@ from kg.skeleton import (
     select_preview,
 )
 from kg.skeleton import statistics as skeleton_statistics
+from kg.support import check_within
 from kg.vendors import (
     CrossVendorLinks,
     VendorInfo,
@@ -456,6 +474,94 @@ class KnowledgeGraph:
                 raise InvalidGraphRequest(f"{label} must be from {low} to {high}, not {value!r}.")
         with self.snapshot() as conn:
             return read_vendor_page(conn, limit=limit, offset=offset)
+
+    def lifecycle(
+        self,
+        vendor: object | None = None,
+        product: object | None = None,
+        *,
+        version: object | None = None,
+        as_of: dt.date | str | None = None,
+    ) -> LifecycleAnswer:
+        """Release cycles with their support status on ``as_of`` (default today): every
+        product of ``vendor``, or one ``product`` (of that vendor, or of any vendor when
+        ``vendor`` is None), and the cycle a ``version`` belongs to (``"17.0.2"`` ->
+        ``17``). A product named with its version (``"Windows Server 2016"``) is read
+        as both. Raises the vendor errors, :class:`~kg.errors.ProductNotFound`,
+        :class:`~kg.errors.ProductAmbiguous`, :class:`~kg.errors.VersionNotFound` and
+        :class:`~kg.errors.InvalidGraphRequest` for a bad ``as_of`` or missing names."""
+        day = checked_as_of(as_of)
+        if vendor is None and product is None:
+            raise InvalidGraphRequest("Give a vendor, a product or both.")
+        wanted = None if product is None else clean_name(product, what="product name")
+        asked = None if version is None else checked_version(version)
+        with self.snapshot() as conn:
+            build_id, _ = self._sync(conn)
+            vendor_id = None if vendor is None else self._vendor_id(conn, vendor, build_id)
+            vendor_name = None
+            if vendor_id is not None:
+                row = conn.execute(queries()["kg_vendor_by_id"], {"vendor_id": vendor_id})
+                found = row.fetchone()
+                vendor_name = found["name"] if found else None
+            products = read_products(conn, vendor_id)
+            chosen = products
+            if wanted is not None:
+                try:
+                    one, peeled = product_and_version(wanted, products, vendor_name)
+                except ProductNotFound as exc:
+                    if vendor_id is None:
+                        raise
+                    raise elsewhere(exc, read_products(conn, None)) from None
+                asked = asked or peeled
+                chosen = [one]
+            cycles = read_cycles(conn, [p.document_id for p in chosen])
+        answers = tuple(answer_product(p, cycles.get(p.document_id, []), day) for p in chosen)
+        version_answer = None
+        if asked is not None:
+            if len(answers) != 1:
+                raise InvalidGraphRequest(
+                    "A version needs one product: give the product it is a version of."
+                )
+            version_answer = answer_version(asked, answers[0])
+        if vendor_name is None and len(answers) == 1:
+            vendor_name = answers[0].product.vendor
+        return LifecycleAnswer(vendor_name, day, answers, version_answer)
+
+    def eol_risk(
+        self,
+        *,
+        within_days: int = 90,
+        vendor: object | None = None,
+        category: str | None = None,
+        as_of: dt.date | str | None = None,
+        limit: int = 10_000,
+    ) -> list[RiskEvent]:
+        """Every end of support (end of life, end of extended support) across vendors
+        from ``as_of`` (default today) to ``within_days`` later, soonest first; of one
+        vendor or one product category (``server-app``, ``os``, ...) if given."""
+        day = checked_as_of(as_of)
+        try:
+            check_within(within_days)
+        except ValueError as exc:
+            raise InvalidGraphRequest(str(exc)) from None
+        if category is not None and (not isinstance(category, str) or not category.strip()):
+            raise InvalidGraphRequest("category must be a non-empty name, e.g. 'server-app'.")
+        with self.snapshot() as conn:
+            build_id, _ = self._sync(conn)
+            vendor_id = None if vendor is None else self._vendor_id(conn, vendor, build_id)
+            return read_eol_risk(
+                conn,
+                day,
+                within_days,
+                vendor_id=vendor_id,
+                category=category.strip() if category else None,
+                limit=limit,
+            )
+
+    def lifecycle_categories(self) -> list[str]:
+        """The product categories release cycles are filed under."""
+        with self.snapshot() as conn:
+            return [r["category"] for r in conn.execute(queries()["kg_lifecycle_categories"])]
 
     def build_id(self) -> int:
         """The newest complete graph build (0: never built); caches of callers key on it."""

@@ -139,3 +139,41 @@ FROM entities WHERE id = ANY(%(ids)s);
 SELECT id, source_id, target_id, type, confidence, evidence_chunk_id, evidence_sentence,
        nullif(metadata, '{}'::jsonb) AS metadata
 FROM relationships WHERE id = ANY(%(ids)s);
+
+-- kg_lifecycle_products --
+-- Products with release cycles: one vendor's, or every vendor's (vendor_id NULL).
+SELECT lp.document_id, lp.product, lp.product_key, lp.permalink, lp.aliases, lp.category,
+       lp.labels, lp.entity_id, v.id AS vendor_id, v.name AS vendor, d.source_path
+FROM lifecycle_products lp
+JOIN vendors v ON v.id = lp.vendor_id
+JOIN documents d ON d.id = lp.document_id
+WHERE %(vendor_id)s::bigint IS NULL OR lp.vendor_id = %(vendor_id)s::bigint
+ORDER BY lp.product_key, lp.document_id;
+
+-- kg_lifecycle_cycles --
+SELECT document_id, position, cycle, release_date, eol, eol_flag, eoas, eoas_flag, eoes,
+       eoes_flag, lts, lts_flag, discontinued, discontinued_flag, latest, latest_release_date,
+       codename, label, link, extra
+FROM release_cycles
+WHERE document_id = ANY(%(document_ids)s)
+ORDER BY document_id, position;
+
+-- kg_eol_risk --
+-- Every end of support (end of life, end of extended support) from as_of to until,
+-- soonest first, optionally of one vendor or one category.
+SELECT e.kind, e.day, c.cycle, c.position, c.label, c.codename, c.release_date, c.latest,
+       c.eol, c.eol_flag, c.eoes, c.eoes_flag, lp.product, lp.category, lp.labels,
+       v.name AS vendor, d.source_path
+FROM release_cycles c
+CROSS JOIN LATERAL (VALUES ('eol', c.eol), ('eoes', c.eoes)) AS e(kind, day)
+JOIN lifecycle_products lp ON lp.document_id = c.document_id
+JOIN vendors v ON v.id = lp.vendor_id
+JOIN documents d ON d.id = lp.document_id
+WHERE e.day >= %(as_of)s AND e.day <= %(until)s
+  AND (%(vendor_id)s::bigint IS NULL OR lp.vendor_id = %(vendor_id)s::bigint)
+  AND (%(category)s::text IS NULL OR lower(lp.category) = lower(%(category)s::text))
+ORDER BY e.day, v.name, lp.product, c.position, e.kind
+LIMIT %(limit)s;
+
+-- kg_lifecycle_categories --
+SELECT DISTINCT category FROM lifecycle_products WHERE category IS NOT NULL ORDER BY category;
