@@ -5,11 +5,13 @@ matplotlib is needed for :func:`draw` only (``pip install -e .[notebook]``).
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
 from kg.analysis import CappedGraph, GraphStatistics
+from kg.lifecycle import LifecycleAnswer, RiskEvent
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -100,6 +102,66 @@ def draw(capped: CappedGraph, ax: Axes | None = None, *, seed: int = 7) -> Axes:
     ax.set_title(f"{capped.vendor}: {shown}")
     ax.set_axis_off()
     return ax
+
+
+#: Bar colours of the lifecycle timeline, by the phase a stretch of time is in.
+PHASE_COLOURS = {"support": "#4c9f70", "extended": "#e3b23c", "ended": "#b8b8b8"}
+
+
+def draw_timeline(answer: LifecycleAnswer, ax: Axes | None = None, *, per_product: int = 8) -> Axes:
+    """Release cycles as bars from release to the end of support (green), then to the
+    end of extended support (amber); a cycle whose end is not planned runs to the
+    right edge, and the answer's date is the red line. The newest ``per_product``
+    cycles of each product."""
+    try:
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ImportError("draw_timeline() needs matplotlib: pip install -e '.[notebook]'") from exc
+    bars: list[tuple[str, dt.date, dt.date | None, dt.date | None]] = []
+    for product in answer.products:
+        dated = [c.row for c in product.cycles if c.row.release_date is not None]
+        for row in sorted(dated, key=lambda r: r.release_date or dt.date.min)[-per_product:]:
+            eol = row.eol if isinstance(row.eol, dt.date) else None
+            eoes = row.eoes if isinstance(row.eoes, dt.date) else None
+            name = _short(f"{product.product.product} {row.label or row.cycle}", 34)
+            bars.append((name, row.release_date or dt.date.min, eol, eoes))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(11, max(3.0, 0.28 * len(bars) + 1)))
+    edge = max([answer.as_of + dt.timedelta(days=730)] + [d for b in bars for d in b[2:] if d])
+    for y, (_, start, eol, eoes) in enumerate(bars):
+        stop = eol or edge
+        # matplotlib's date units take dates and timedeltas; its stubs say floats
+        ax.barh(y, stop - start, left=start, color=PHASE_COLOURS["support"])  # type: ignore[arg-type]
+        if eol and eoes and eoes > eol:
+            ax.barh(y, eoes - eol, left=eol, color=PHASE_COLOURS["extended"])  # type: ignore[arg-type]
+    ax.set_yticks(range(len(bars)), [b[0] for b in bars], fontsize=7)
+    ax.invert_yaxis()
+    ax.axvline(answer.as_of, color="#c0392b", linewidth=1)  # type: ignore[arg-type]
+    ax.legend(
+        handles=[
+            Patch(color=PHASE_COLOURS["support"], label="supported"),
+            Patch(color=PHASE_COLOURS["extended"], label="extended support"),
+        ],
+        loc="lower right",
+        fontsize=8,
+        frameon=False,
+    )
+    ax.set_title(f"{answer.vendor}: release cycles, as of {answer.as_of.isoformat()}")
+    return ax
+
+
+def risk_markdown(events: list[RiskEvent], *, limit: int = 25) -> str:
+    """Ends of support as a markdown table, soonest first."""
+    lines = ["| date | in | vendor | product | cycle | what ends |", "|---|---|---|---|---|---|"]
+    for e in events[:limit]:
+        lines.append(
+            f"| {e.day.isoformat()} | {e.days} d | {e.vendor} | {e.product} | "
+            f"{e.label or e.cycle} | {e.phase} |"
+        )
+    if len(events) > limit:
+        lines.append(f"| ... | | {len(events) - limit} more | | | |")
+    return "\n".join(lines)
 
 
 def _short(name: str, width: int = 22) -> str:

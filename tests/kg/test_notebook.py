@@ -36,7 +36,7 @@ def test_notebook_executes_and_its_outputs_match_the_api(
     assert f"| relationships | {stats.relationship_count} |" in text[2]
     # 3. a real picture of the capped graph
     pngs = figures(nb)
-    assert len(pngs) == 1 and pngs[0].startswith(b"\x89PNG") and len(pngs[0]) > 20_000
+    assert len(pngs) == 2 and all(p.startswith(b"\x89PNG") and len(p) > 20_000 for p in pngs)
     capped = kg.capped(vendor.name)
     assert f"{len(capped.entities)}/{capped.total_entities} entities" in text[3]
     # 4. a path of at least one hop that starts at the most central entity
@@ -49,3 +49,13 @@ def test_notebook_executes_and_its_outputs_match_the_api(
     links = kg.cross_vendor_links(vendor.name, limit=15)
     assert links.shared_entities, "the sample shares entities across vendors"
     assert all(s.name in text[6] for s in links.shared_entities)
+    # 7. release cycles of the vendor's products, as the API counts them, and a timeline
+    life = kg.lifecycle(vendor.name)
+    assert life.products, "the sample's Microsoft notes hold release tables"
+    for p in life.products:
+        assert f"{p.product.product}: {p.counts()}" in text[7]
+    # 8. the next year's ends of support, soonest first
+    upcoming = kg.eol_risk(within_days=365)
+    assert upcoming and all(
+        f"| {e.day.isoformat()} | {e.days} d |" in text[8] for e in upcoming[:25]
+    )
