@@ -164,6 +164,8 @@ def _label(template: Any, cycle: str, codename: str | None) -> str | None:
     text = _text(template)
     if text is None:
         return None
+    if "{{" in text or "{%" in text:
+        return None  # a Liquid template of the site's own, not a name
     text = text.replace("__RELEASE_CYCLE__", cycle).replace("__CODENAME__", codename or "")
     text = re.sub(r"<[^>]*>", "", text)  # labels may carry HTML (<abbr title=...>)
     return re.sub(r"\s*\(\s*\)|\s*''", "", text).strip() or None

@@ -286,7 +286,8 @@ def answer_version(version: str, product: ProductAnswer) -> VersionAnswer:
     if row is None:
         raise VersionNotFound(text, product.product.product, [r.cycle for r in rows])
     is_latest = None
-    if row.latest:
+    names = {row.cycle.lower(), (row.label or "").lower(), (row.codename or "").lower()}
+    if row.latest and text.lower() not in names:  # a cycle's name is no release
         plain = LEAD_V.sub("", text.lower())
         is_latest = plain == row.latest.lower() or plain.startswith(row.latest.lower() + "+")
     return VersionAnswer(text, row.cycle, row.latest, is_latest)

@@ -217,3 +217,14 @@ def test_a_knowledge_base_without_cycles_reads_them_on_the_next_rebuild(
     assert _cycles(db) == stored
     assert report.chunks_embedded == 0 and report.chunks_extracted == 0
     assert rebuilder.run(notes).up_to_date  # and the run after that has nothing to do
+
+
+def test_a_label_that_is_a_site_template_is_no_label() -> None:
+    life, _ = parse_lifecycle(
+        {
+            "title": "AIX",
+            "releaseLabel": "{{'__RELEASE_CYCLE__'|split:'.'|pop}} TL",
+            "releases": [{"releaseCycle": "7.3.2", "eol": False}],
+        }
+    )
+    assert life is not None and life.cycles[0].label is None

@@ -185,3 +185,9 @@ def test_a_product_filed_under_another_vendor_is_named(kg: KnowledgeGraph) -> No
         kg.lifecycle("Guido van Rossum", "Python")
     assert "'Python' is filed under the vendor '_unattributed'" in str(found.value)
     assert found.value.suggestions == ("Python (_unattributed)",)
+
+
+def test_a_version_that_names_the_cycle_says_nothing_about_latest(kg: KnowledgeGraph) -> None:
+    answer = kg.lifecycle(None, "python", version="3.12")
+    assert answer.version is not None
+    assert (answer.version.cycle, answer.version.is_latest) == ("3.12", None)
