@@ -52,3 +52,7 @@ SELECT c.id FROM chunks c, q
 WHERE c.tsv @@ q.tsq
 ORDER BY ts_rank(c.tsv, q.tsq) DESC, c.id
 LIMIT 10;
+
+-- rebuild_documents --
+-- The stored notes, to write their release cycles again (the lifecycle cost).
+SELECT id, vendor_id, source_path FROM documents;

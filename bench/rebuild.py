@@ -6,7 +6,10 @@ In one run, on one machine:
 2. the limits it is compared with: the same chunk texts through a bare
    ``SentenceTransformer.encode`` loop and a bare ``nlp.pipe`` loop;
 3. ``rebuild-graph`` again with nothing changed (N times, median);
-4. ``rebuild-graph`` after changing one file (N times, median).
+4. ``rebuild-graph`` after changing one file (N times, median);
+5. what the release cycles add to a full rebuild: reading every note's cycles from
+   its front matter and writing them all again, in a transaction rolled back (N
+   times, median), against the full rebuild's wall time.
 
 Every rebuild is a real ``python -m extraction`` process, so the figures include
 start-up, as a user sees them. Results go to ``bench/results/rebuild.json`` and
@@ -38,6 +41,7 @@ RESULTS = REPO / "bench" / "results"
 FULL_LIMIT_RATIO = 1.3
 NO_CHANGE_LIMIT_S = 5.0
 ONE_FILE_LIMIT_S = 5.0
+LIFECYCLE_LIMIT_SHARE = 0.05
 
 
 def rebuild(corpus: Path, env: dict[str, str], *extra: str) -> tuple[float, dict[str, Any]]:
@@ -94,6 +98,51 @@ def _bare_limits(conninfo: str) -> dict[str, Any]:
     return {"chunks": len(contents), "encode_s": encode_s, "pipe_s": pipe_s}
 
 
+def _lifecycle_cost(corpus: Path, conninfo: str, repeats: int) -> dict[str, Any]:
+    """Seconds to read every note's release cycles from its parsed front matter and to
+    write them all (the publish step's ``write_lifecycle``), medians of ``repeats``."""
+    import psycopg
+    from psycopg.rows import dict_row
+
+    from bench import bench_queries
+    from extraction.front_matter import parse_front_matter
+    from extraction.lifecycle import parse_lifecycle
+    from extraction.models import SourceDocument
+    from extraction.publish import write_lifecycle
+
+    fronts = {
+        path.relative_to(corpus).as_posix(): parse_front_matter(path.read_text("utf-8")).data
+        for path in sorted(corpus.rglob("*.md"))
+    }
+    parse_s, write_s, cycles = [], [], 0
+    with psycopg.connect(conninfo, row_factory=dict_row) as conn:
+        stored = conn.execute(bench_queries()["rebuild_documents"]).fetchall()
+        for _ in range(repeats):
+            start = time.perf_counter()
+            lives = {path: parse_lifecycle(front)[0] for path, front in fronts.items()}
+            parse_s.append(time.perf_counter() - start)
+            written = [
+                (
+                    r["id"],
+                    r["vendor_id"],
+                    SourceDocument(
+                        r["source_path"], "", None, "", {}, "", "", lives.get(r["source_path"])
+                    ),
+                )
+                for r in stored
+            ]
+            start = time.perf_counter()
+            with conn.transaction(force_rollback=True):
+                cycles = write_lifecycle(conn, written)
+            write_s.append(time.perf_counter() - start)
+    return {
+        "notes": len(fronts),
+        "cycles": cycles,
+        "parse_s": statistics.median(parse_s),
+        "write_s": statistics.median(write_s),
+    }
+
+
 def _touch_one(corpus: Path, round_no: int) -> Path:
     target = sorted(corpus.rglob("*.md"))[len(list(corpus.rglob("*.md"))) // 2]
     with target.open("a", encoding="utf-8") as fh:
@@ -140,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         from sql.embedded import start_embedded
 
         bare = _bare_limits(start_embedded(work / "pgdata"))
+        conninfo = start_embedded(work / "pgdata")
+        lifecycle = _lifecycle_cost(corpus, conninfo, args.repeats)
         no_change = []
         for _ in range(args.repeats):
             s, rep = rebuild(corpus, env)
@@ -176,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         },
         "bare": bare,
         "full_vs_limit_ratio": full_s / limit,
+        "lifecycle": lifecycle,
+        "lifecycle_share": (lifecycle["parse_s"] + lifecycle["write_s"]) / full_s,
         "no_change_s": no_change,
         "no_change_median_s": statistics.median(no_change),
         "one_file_s": one_file,
@@ -185,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
             "full_ratio": FULL_LIMIT_RATIO,
             "no_change_s": NO_CHANGE_LIMIT_S,
             "one_file_s": ONE_FILE_LIMIT_S,
+            "lifecycle_share": LIFECYCLE_LIMIT_SHARE,
         },
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -204,6 +258,19 @@ def main(argv: list[str] | None = None) -> int:
         f"{ratio:.2f}",
         f"<= {FULL_LIMIT_RATIO}",
         "yes" if ratio <= FULL_LIMIT_RATIO else "NO",
+    )
+    share = results["lifecycle_share"]
+    table.add_row(
+        f"release cycles read + written ({lifecycle['cycles']:,}), median of {args.repeats}",
+        f"{lifecycle['parse_s'] + lifecycle['write_s']:.2f} s",
+        "",
+        "",
+    )
+    table.add_row(
+        "  share of the full rebuild",
+        f"{share:.1%}",
+        f"<= {LIFECYCLE_LIMIT_SHARE:.0%}",
+        "yes" if share <= LIFECYCLE_LIMIT_SHARE else "NO",
     )
     nc = results["no_change_median_s"]
     table.add_row(
