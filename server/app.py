@@ -12,7 +12,6 @@ QUERY_TOO_LONG). Every answer is the envelope, as structured content
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal, cast
@@ -23,7 +22,7 @@ from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from server.envelope import dumps, request_id
+from server.envelope import dumps
 from server.errors import ErrorCode, ToolFailure
 from server.models import AnyEnvelope, SearchEnvelope, VendorEnvelope, lean_schema
 from server.service import Outcome, Service
@@ -61,9 +60,7 @@ class VendorKnowledgeServer(MCPServer[Any]):
         if tool is not None and service is not None:
             checked = _checked_arguments(tool.fn_metadata.arg_model, arguments)
             if isinstance(checked, ToolFailure):
-                env = service._error(name, request_id(), time.perf_counter(), checked)
-                service.metrics.record(name, 0.0, cache_hit=False, error=checked.code.value)
-                return _result((env, True), service)
+                return _result(service.refuse(name, checked), service)
             if context is not None and tool.context_kwarg is not None and not tool.resolved_params:
                 key = _api_key(context, service)
                 looked = self._running == 0
@@ -87,7 +84,7 @@ class VendorKnowledgeServer(MCPServer[Any]):
                 self._running += 1
                 try:
                     outcome = await anyio.to_thread.run_sync(
-                        lambda: service.answer(name, key, checked, looked_up=looked)
+                        lambda: service.call(name, key, checked, cache_first=not looked)
                     )
                     return _result(outcome, service)
                 finally:
@@ -218,11 +215,11 @@ def create_server(
         holder=holder,
     )
 
-    async def call(ctx: Context[Any, Any], fn: Callable[[Service, str | None], Outcome]) -> Any:
+    async def call(ctx: Context[Any, Any], name: str, arguments: dict[str, Any]) -> Any:
         service = holder.service
         assert service is not None, "the lifespan starts the service"
         key = _api_key(ctx, service)
-        outcome = await anyio.to_thread.run_sync(lambda: fn(service, key))
+        outcome = await anyio.to_thread.run_sync(lambda: service.call(name, key, arguments))
         return _result(outcome, service)
 
     @mcp.tool(
@@ -271,15 +268,15 @@ def create_server(
     ) -> Annotated[CallToolResult, SearchEnvelope]:
         return await call(  # type: ignore[no-any-return]
             ctx,
-            lambda s, k: s.semantic_search(
-                k,
-                query=query,
-                top_k=top_k,
-                response_mode=response_mode,
-                fields=fields,
-                page_size=page_size,
-                cursor=cursor,
-            ),
+            "semantic_search",
+            {
+                "query": query,
+                "top_k": top_k,
+                "response_mode": response_mode,
+                "fields": fields,
+                "page_size": page_size,
+                "cursor": cursor,
+            },
         )
 
     @mcp.tool(annotations=READ_ONLY)
@@ -309,12 +306,12 @@ def create_server(
         """A vendor's knowledge graph: statistics, most important entities and relationships."""
         return await call(  # type: ignore[no-any-return]
             ctx,
-            lambda s, k: s.find_vendor_info(
-                k,
-                vendor_name=vendor_name,
-                response_mode=response_mode,
-                include_relationships=include_relationships,
-            ),
+            "find_vendor_info",
+            {
+                "vendor_name": vendor_name,
+                "response_mode": response_mode,
+                "include_relationships": include_relationships,
+            },
         )
 
     @mcp.tool(annotations=READ_ONLY)
@@ -325,7 +322,7 @@ def create_server(
     ) -> Annotated[CallToolResult, AnyEnvelope]:
         """One chunk by id, by default in full: the step after a light search."""
         return await call(  # type: ignore[no-any-return]
-            ctx, lambda s, k: s.get_chunk(k, chunk_id=chunk_id, response_mode=response_mode)
+            ctx, "get_chunk", {"chunk_id": chunk_id, "response_mode": response_mode}
         )
 
     @mcp.tool(annotations=READ_ONLY)
@@ -338,7 +335,7 @@ def create_server(
     ) -> Annotated[CallToolResult, AnyEnvelope]:
         """Vendors in the knowledge base with their aliases and counts, by name."""
         return await call(  # type: ignore[no-any-return]
-            ctx, lambda s, k: s.list_vendors(k, page_size=page_size, cursor=cursor)
+            ctx, "list_vendors", {"page_size": page_size, "cursor": cursor}
         )
 
     @mcp.tool(annotations=READ_ONLY)
@@ -359,14 +356,14 @@ def create_server(
         """The shortest chain of relationships linking two entities of a vendor's graph."""
         return await call(  # type: ignore[no-any-return]
             ctx,
-            lambda s, k: s.find_entity_path(
-                k,
-                vendor_name=vendor_name,
-                from_entity=from_entity,
-                to_entity=to_entity,
-                max_hops=max_hops,
-                relationship_types=relationship_types,
-            ),
+            "find_entity_path",
+            {
+                "vendor_name": vendor_name,
+                "from_entity": from_entity,
+                "to_entity": to_entity,
+                "max_hops": max_hops,
+                "relationship_types": relationship_types,
+            },
         )
 
     @mcp.tool(annotations=READ_ONLY)
@@ -383,20 +380,20 @@ def create_server(
         """Entities within depth relationships of an entity, closest first."""
         return await call(  # type: ignore[no-any-return]
             ctx,
-            lambda s, k: s.get_entity_neighbors(
-                k,
-                vendor_name=vendor_name,
-                entity=entity,
-                depth=depth,
-                relationship_types=relationship_types,
-                limit=limit,
-            ),
+            "get_entity_neighbors",
+            {
+                "vendor_name": vendor_name,
+                "entity": entity,
+                "depth": depth,
+                "relationship_types": relationship_types,
+                "limit": limit,
+            },
         )
 
     @mcp.tool(annotations=READ_ONLY)
     async def get_server_metrics(ctx: Context[Any, Any]) -> Annotated[CallToolResult, AnyEnvelope]:
         """Per-tool call counts, latency percentiles, cache hit rates and errors."""
-        return await call(ctx, lambda s, k: s.get_server_metrics(k))  # type: ignore[no-any-return]
+        return await call(ctx, "get_server_metrics", {})  # type: ignore[no-any-return]
 
     @mcp.resource("vendor://{name}", mime_type="application/json")
     async def vendor_resource(name: str) -> str:
@@ -405,7 +402,9 @@ def create_server(
         assert service is not None
         key = service.settings.api_key.get_secret_value() if service.settings.api_key else None
         env, _ = await anyio.to_thread.run_sync(
-            lambda: service.find_vendor_info(key, vendor_name=name, response_mode="metadata")
+            lambda: service.call(
+                "find_vendor_info", key, {"vendor_name": name, "response_mode": "metadata"}
+            )
         )
         return dumps(env)
 
@@ -418,7 +417,7 @@ def create_server(
         if not chunk_id.isdigit():
             raise ValueError(f"chunk ids are positive integers, not {chunk_id!r}")
         env, _ = await anyio.to_thread.run_sync(
-            lambda: service.get_chunk(key, chunk_id=int(chunk_id))
+            lambda: service.call("get_chunk", key, {"chunk_id": int(chunk_id)})
         )
         return dumps(env)
 

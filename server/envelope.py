@@ -173,6 +173,69 @@ def warning(level: str, code: str, message: str, suggestion: str | None = None) 
     return {"level": level, "code": code, "message": message, "suggestion": suggestion}
 
 
+def error_envelope(
+    operation: str, rid: str, failure: ToolFailure, *, elapsed_ms: float, compact: bool = True
+) -> dict[str, Any]:
+    """The envelope of a failed call: no results, ``error`` {code, message, action,
+    details}, and TOKEN_LIMIT_EXCEEDED among the warnings when that was the failure."""
+    warnings = []
+    if failure.details.get("warning") == "TOKEN_LIMIT_EXCEEDED":
+        warnings.append(
+            warning(
+                "error",
+                "TOKEN_LIMIT_EXCEEDED",
+                failure.message,
+                "Use 'ids_only' or 'metadata' mode, fewer fields or a smaller page_size.",
+            )
+        )
+    env = envelope(
+        operation,
+        rid,
+        [],
+        elapsed_ms=elapsed_ms,
+        status="error",
+        message=failure.message,
+        warnings=warnings,
+        error={
+            "code": failure.code.value,
+            "message": failure.message,
+            "action": failure.action,
+            "details": failure.details,
+        },
+    )
+    account(env, compact=compact)
+    return env
+
+
+def reused(
+    env: dict[str, Any], rid: str, *, elapsed_ms: float, compact: bool = True
+) -> dict[str, Any]:
+    """A cached answer as a new call's envelope: its own request id, timestamp, time
+    and ``cache_hit``, and its token count adjusted by those values (:func:`reaccount`)."""
+    meta, ctx = env["_metadata"], env["execution_context"]
+    fresh = dict(env)
+    fresh["_metadata"] = dict(meta) | {"request_id": rid, "timestamp": timestamp()}
+    fresh["execution_context"] = dict(ctx) | {
+        "request_id": rid,
+        "cache_hit": True,
+        "execution_time_ms": round(elapsed_ms, 3),
+    }
+    new_meta, new_ctx = fresh["_metadata"], fresh["execution_context"]
+    reaccount(
+        fresh,
+        ctx["tokens_estimated"],
+        [
+            (meta["request_id"], new_meta["request_id"]),
+            (meta["timestamp"], new_meta["timestamp"]),
+            (ctx["request_id"], new_ctx["request_id"]),
+            (ctx["cache_hit"], new_ctx["cache_hit"]),
+            (ctx["execution_time_ms"], new_ctx["execution_time_ms"]),
+        ],
+        compact=compact,
+    )
+    return fresh
+
+
 def fit(
     build: Callable[[int], dict[str, Any]],
     count: int,

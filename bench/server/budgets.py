@@ -28,7 +28,9 @@ def token_budgets(db: Database, embedder: Embedder, key: str) -> dict[str, Any]:
         search: dict[str, list[int]] = {m: [] for m in MODES}
         for q in QUERIES:
             for mode in MODES:
-                env, err = service.semantic_search(key, query=q, top_k=10, response_mode=mode)
+                env, err = service.call(
+                    "semantic_search", key, {"query": q, "top_k": 10, "response_mode": mode}
+                )
                 if err:
                     raise SystemExit(f"semantic_search {q!r} {mode}: {env['error']}")
                 if len(env["results"]) == 10:
@@ -37,7 +39,9 @@ def token_budgets(db: Database, embedder: Embedder, key: str) -> dict[str, Any]:
         vendor: dict[str, list[int]] = {m: [] for m in MODES}
         for v in page.vendors:
             for mode in MODES:
-                env, err = service.find_vendor_info(key, vendor_name=v.name, response_mode=mode)
+                env, err = service.call(
+                    "find_vendor_info", key, {"vendor_name": v.name, "response_mode": mode}
+                )
                 if err:
                     raise SystemExit(f"find_vendor_info {v.name!r} {mode}: {env['error']}")
                 vendor[mode].append(env["execution_context"]["tokens_estimated"])

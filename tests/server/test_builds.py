@@ -124,10 +124,10 @@ def test_without_a_watcher_every_call_asks_the_database(
     try:
         args = {"vendor_name": "Acme Corp"}
         assert service.cached("find_vendor_info", harness.key, args) is None
-        _, is_error = service.find_vendor_info(harness.key, **args)
+        _, is_error = service.call("find_vendor_info", harness.key, args)
         assert not is_error
         assert service.cached("find_vendor_info", harness.key, args) is None
-        again, _ = service.find_vendor_info(harness.key, **args)
+        again, _ = service.call("find_vendor_info", harness.key, args)
         assert again["execution_context"]["cache_hit"] is True
     finally:
         service.close()
@@ -215,8 +215,12 @@ def test_a_search_belongs_to_the_build_it_read_even_when_the_watcher_lags(
     Rebuilder(db, embedder=embedder, extractor=extractor).run(write_notes(tmp_path / "notes"))
     harness = Harness(db, embedder, tmp_path / "server")
     service = Service(harness.settings, db, embedder=embedder, watch_builds=False)
+
+    def search(**arguments: Any) -> tuple[dict[str, Any], bool]:
+        return service.call("semantic_search", harness.key, arguments)
+
     try:
-        first, is_error = service.semantic_search(harness.key, query="rocket sled", page_size=2)
+        first, is_error = search(query="rocket sled", page_size=2)
         assert not is_error
         old = first["execution_context"]["graph_build_id"]
         with psycopg.connect(db.conninfo) as conn:
@@ -225,22 +229,22 @@ def test_a_search_belongs_to_the_build_it_read_even_when_the_watcher_lags(
             new = _newest(conn)
         assert new > old
         # a server that has not heard of the new build yet (a lagging watcher)
-        service._newest_build = lambda: old  # type: ignore[method-assign]
-        lagging, is_error = service.semantic_search(harness.key, query="plasma coils", page_size=2)
+        service.newest_build = lambda: old  # type: ignore[method-assign]
+        lagging, is_error = search(query="plasma coils", page_size=2)
         assert not is_error and lagging["results"]
         assert lagging["execution_context"]["graph_build_id"] == new
-        del service._newest_build  # the server now knows the new build
-        following, is_error = service.semantic_search(
-            harness.key, query="plasma coils", page_size=2, cursor=lagging["pagination"]["cursor"]
+        del service.newest_build  # the server now knows the new build
+        following, is_error = search(
+            query="plasma coils", page_size=2, cursor=lagging["pagination"]["cursor"]
         )
         assert not is_error and following["execution_context"]["graph_build_id"] == new
         assert {r["chunk_id"] for r in following["results"]}.isdisjoint(
             r["chunk_id"] for r in lagging["results"]
         )
-        again, _ = service.semantic_search(harness.key, query="plasma coils", page_size=2)
+        again, _ = search(query="plasma coils", page_size=2)
         assert again["execution_context"]["cache_hit"] is True  # kept under the new build
-        stale, is_error = service.semantic_search(
-            harness.key, query="rocket sled", page_size=2, cursor=first["pagination"]["cursor"]
+        stale, is_error = search(
+            query="rocket sled", page_size=2, cursor=first["pagination"]["cursor"]
         )
         assert is_error and "stale" in stale["error"]["message"]
     finally:

@@ -1,0 +1,189 @@
+"""``find_entity_path`` and ``get_entity_neighbors``: the graph questions of :mod:`kg`."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from kg.paths import Neighbourhood, PathResult
+from server.envelope import account, envelope
+from server.tools.base import Call, Keyed, Tool, vendor_key_name
+
+
+class FindEntityPath(Tool):
+    """The shortest chain of relationships linking two entities of a vendor's graph."""
+
+    name = "find_entity_path"
+
+    def key(
+        self,
+        build: int,
+        vendor_name: str,
+        from_entity: str,
+        to_entity: str,
+        max_hops: int = 6,
+        relationship_types: Sequence[str] | None = None,
+    ) -> Keyed:
+        return _key(self, "path", vendor_name, relationship_types, from_entity, to_entity, max_hops)
+
+    def fresh(
+        self,
+        call: Call,
+        build: int,
+        vendor_name: str,
+        from_entity: str,
+        to_entity: str,
+        max_hops: int = 6,
+        relationship_types: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        kg = self.service.kg
+        info = kg.vendor(vendor_name)
+        found = kg.find_path(
+            info,
+            _entity_ref(from_entity),
+            _entity_ref(to_entity),
+            max_hops=max_hops,
+            relationship_types=relationship_types,
+        )
+        env = envelope(
+            "find_entity_path",
+            call.rid,
+            path_result(info.name, found),
+            elapsed_ms=call.elapsed_ms(),
+            build_id=build,
+        )
+        account(env, compact=self.settings.enable_response_compression)
+        return env
+
+
+class GetEntityNeighbors(Tool):
+    """Entities within ``depth`` relationships of an entity, closest first;
+    relationships are dropped first, then the farthest neighbours, to fit the budget."""
+
+    name = "get_entity_neighbors"
+
+    def key(
+        self,
+        build: int,
+        vendor_name: str,
+        entity: str,
+        depth: int = 1,
+        relationship_types: Sequence[str] | None = None,
+        limit: int = 50,
+    ) -> Keyed:
+        return _key(self, "neighbors", vendor_name, relationship_types, entity, depth, limit)
+
+    def fresh(
+        self,
+        call: Call,
+        build: int,
+        vendor_name: str,
+        entity: str,
+        depth: int = 1,
+        relationship_types: Sequence[str] | None = None,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        kg = self.service.kg
+        info = kg.vendor(vendor_name)
+        hood = kg.neighbors(
+            info,
+            _entity_ref(entity),
+            depth=depth,
+            relationship_types=relationship_types,
+            limit=limit,
+        )
+        neighbours, rels = neighbour_rows(hood), relationship_rows(hood)
+
+        def build_env(n: int) -> dict[str, Any]:
+            return envelope(
+                "get_entity_neighbors",
+                call.rid,
+                {
+                    "vendor_name": info.name,
+                    "entity": {
+                        "entity_id": hood.center.id,
+                        "name": hood.center.name,
+                        "entity_type": hood.center.type,
+                    },
+                    "depth": hood.depth,
+                    "neighbors": neighbours[: min(n, len(neighbours))],
+                    "relationships": rels[: max(0, n - len(neighbours))],
+                    "truncated": hood.truncated,
+                },
+                elapsed_ms=call.elapsed_ms(),
+                build_id=build,
+            )
+
+        return self.fit(build_env, len(neighbours) + len(rels), "neighbours")
+
+
+def path_result(vendor_name: str, found: PathResult) -> dict[str, Any]:
+    """The find_entity_path result: each step's entity and the relationship to the next."""
+    steps = None
+    if found.path_exists:
+        steps = []
+        for s in found.steps:
+            rel = s.relationship_to_next
+            steps.append(
+                {
+                    "entity_id": s.entity.id,
+                    "name": s.entity.name,
+                    "entity_type": s.entity.type,
+                    "relationship_to_next": rel.type if rel else None,
+                    "direction": None if rel is None else ("forward" if s.forward else "backward"),
+                    "evidence": rel.evidence or None if rel else None,
+                }
+            )
+    return {
+        "vendor_name": vendor_name,
+        "path_exists": found.path_exists,
+        "hops": found.hops,
+        "reason": found.reason or None,
+        "path": steps,
+    }
+
+
+def neighbour_rows(hood: Neighbourhood) -> list[dict[str, Any]]:
+    """The neighbours of get_entity_neighbors, closest first."""
+    return [
+        {"entity_id": e.id, "name": e.name, "entity_type": e.type, "distance": d}
+        for e, d in hood.entities
+    ]
+
+
+def relationship_rows(hood: Neighbourhood) -> list[dict[str, Any]]:
+    """The relationships among a neighbourhood's entities."""
+    return [
+        {
+            "relationship_id": r.id,
+            "source_id": r.source_id,
+            "target_id": r.target_id,
+            "relationship_type": r.type,
+            "confidence": round(r.confidence, 3),
+        }
+        for r in hood.relationships
+    ]
+
+
+def _key(
+    tool: Tool,
+    kind: str,
+    vendor_name: str,
+    relationship_types: Sequence[str] | None,
+    *rest: Hashable,
+) -> Keyed:
+    """A graph question's cache entry: vendor caches hold them, per vendor."""
+    types = tuple(relationship_types) if relationship_types is not None else None
+    return tool.service.vendor_cache, (kind, vendor_key_name(vendor_name), types, *rest)
+
+
+def _entity_ref(text: str) -> int | str:
+    """An entity id when ``text`` is one, else the name.
+
+    >>> _entity_ref(" 42 "), _entity_ref("²"), _entity_ref("Mesa")
+    (42, '²', 'Mesa')
+    """
+    stripped = text.strip()
+    # ASCII digits only: str.isdigit() also admits '²' and '①', which int() refuses
+    decimal = stripped.isascii() and stripped.isdigit()
+    return int(stripped) if decimal and len(stripped) < 19 else text

@@ -1,0 +1,134 @@
+"""``find_vendor_info`` and ``list_vendors``: the vendors and their graphs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kg.vendors import VendorInfo
+from server.cursor import digest
+from server.envelope import envelope
+from server.settings import ResponseMode
+from server.shaping import vendor_result
+from server.tools.base import Call, Keyed, Tool, vendor_key_name
+
+
+class FindVendorInfo(Tool):
+    """A vendor's knowledge graph: statistics, most important entities and
+    relationships; relationships are dropped first, then entities, to fit the budget."""
+
+    name = "find_vendor_info"
+
+    def key(
+        self,
+        build: int,
+        vendor_name: str,
+        response_mode: ResponseMode | None = None,
+        include_relationships: bool = True,
+    ) -> Keyed:
+        return self.service.vendor_cache, (
+            "vendor",
+            vendor_key_name(vendor_name),
+            self.mode(response_mode),
+            include_relationships,
+        )
+
+    def fresh(
+        self,
+        call: Call,
+        build: int,
+        vendor_name: str,
+        response_mode: ResponseMode | None = None,
+        include_relationships: bool = True,
+    ) -> dict[str, Any]:
+        kg, mode = self.service.kg, self.mode(response_mode)
+        info = kg.vendor(vendor_name)
+        stats = kg.statistics(info)
+        graph = None
+        if mode in ("ids_only", "full"):
+            graph = kg.capped(info)
+        elif mode == "preview":
+            graph = kg.preview(info)
+        result = vendor_result(
+            mode=mode,
+            name=info.name,
+            aliases=info.aliases,
+            stats=stats,
+            graph=graph,
+            include_relationships=include_relationships,
+        )
+        entity_key = "entities" if "entities" in result else "entity_ids"
+        rel_key = "relationships" if "relationships" in result else "relationship_ids"
+        entities = list(result.get(entity_key) or [])
+        relationships = list(result.get(rel_key) or [])
+
+        def build_env(n: int) -> dict[str, Any]:
+            shown = dict(result)
+            if entity_key in result:
+                shown[entity_key] = entities[: min(len(entities), n)]
+            if rel_key in result:
+                shown[rel_key] = relationships[: max(0, n - len(entities))]
+            return envelope(
+                "find_vendor_info",
+                call.rid,
+                shown,
+                elapsed_ms=call.elapsed_ms(),
+                cache_key=f"vendor:{vendor_key_name(vendor_name)}:{mode}:{include_relationships}",
+                build_id=build,
+            )
+
+        return self.fit(
+            build_env,
+            len(entities) + len(relationships),
+            "entities and relationships",
+            entities + relationships,
+        )
+
+
+class ListVendors(Tool):
+    """Vendors in the knowledge base with their aliases and counts, by name, paged."""
+
+    name = "list_vendors"
+
+    def key(self, build: int, page_size: int = 20, cursor: str | None = None) -> Keyed:
+        bound = _bound(page_size)
+        return self.service.vendor_cache, ("vendors", bound, self.offset(cursor, bound, build))
+
+    def fresh(
+        self, call: Call, build: int, page_size: int = 20, cursor: str | None = None
+    ) -> dict[str, Any]:
+        bound = _bound(page_size)
+        offset = self.offset(cursor, bound, build)
+        page = self.service.kg.list_vendors(limit=page_size, offset=offset)
+        rows = [vendor_row(v) for v in page.vendors]
+
+        def build_env(n: int) -> dict[str, Any]:
+            return envelope(
+                "list_vendors",
+                call.rid,
+                rows[:n],
+                elapsed_ms=call.elapsed_ms(),
+                pagination=self.pagination(offset, n, page.total, page_size, bound, build),
+                message=None if page.total else "the knowledge base has no vendors yet",
+                cache_key=f"vendors:{bound}:{offset}",
+                build_id=build,
+            )
+
+        return self.fit(build_env, len(rows), "vendors")
+
+
+def vendor_row(v: VendorInfo) -> dict[str, Any]:
+    """One list_vendors result."""
+    return {
+        "vendor_name": v.name,
+        "aliases": list(v.aliases),
+        "document_count": v.document_count,
+        "chunk_count": v.chunk_count,
+        "entity_count": v.entity_count,
+        "relationship_count": v.relationship_count,
+        "last_updated": v.last_updated.isoformat() if v.last_updated else None,
+    }
+
+
+def _bound(page_size: int) -> str:
+    """What list_vendors cursors and cache entries are bound to."""
+    return digest({"op": "list_vendors", "size": page_size})
