@@ -14,14 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
+from server import sdk
 from server.envelope import dumps
 from server.errors import ErrorCode, ToolFailure
 from server.models import AnyEnvelope, SearchEnvelope, VendorEnvelope, lean_schema
@@ -55,13 +55,13 @@ class VendorKnowledgeServer(MCPServer[Any]):
         self._running = 0  # tool calls in worker threads (one event loop: no lock)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        tool = self._tool_manager.get_tool(name)
+        tool = sdk.registered_tool(self, name)
         service = self._holder.service
         if tool is not None and service is not None:
-            checked = _checked_arguments(tool.fn_metadata.arg_model, arguments)
+            checked = _checked_arguments(sdk.argument_model(tool), arguments)
             if isinstance(checked, ToolFailure):
                 return _result(service.refuse(name, checked), service)
-            if context is not None and tool.context_kwarg is not None and not tool.resolved_params:
+            if context is not None and sdk.answerable_directly(tool):
                 key = _api_key(context, service)
                 looked = self._running == 0
                 if looked:
@@ -96,15 +96,14 @@ class VendorKnowledgeServer(MCPServer[Any]):
         loop when stdin and stdout are pipes (:mod:`server.stdio`)."""
         async with (
             event_loop_stdio() as (stdin, stdout),
-            # the SDK only iterates its stdin and writes and flushes its stdout
-            stdio_server(cast(Any, stdin), cast(Any, stdout)) as (read_stream, write_stream),
+            sdk.stdio_transport(stdin, stdout) as (read_stream, write_stream),
         ):
-            await self._lowlevel_server.run(
-                read_stream, write_stream, self._lowlevel_server.create_initialization_options()
-            )
+            await sdk.serve(self, read_stream, write_stream)
 
 
-def _checked_arguments(model: Any, arguments: dict[str, Any]) -> dict[str, Any] | ToolFailure:
+def _checked_arguments(
+    model: type[BaseModel], arguments: dict[str, Any]
+) -> dict[str, Any] | ToolFailure:
     """The tool's keyword arguments, validated strictly, or what is wrong with them."""
     known = {f.alias or n for n, f in model.model_fields.items()}
     unknown = sorted(set(arguments) - known)
@@ -138,7 +137,7 @@ def _checked_arguments(model: Any, arguments: dict[str, Any]) -> dict[str, Any] 
         return ToolFailure(
             ErrorCode.INVALID_PARAMS, "Invalid parameters: " + "; ".join(problems) + "."
         )
-    return dict(validated.model_dump_one_level())
+    return sdk.keyword_arguments(validated)
 
 
 def _has_surrogate(value: object) -> bool:
@@ -159,24 +158,15 @@ def _has_surrogate(value: object) -> bool:
 
 
 def _result(outcome: Outcome, service: Service) -> dict[str, Any]:
-    """The tool result in its wire form: the envelope as structured content and as
-    JSON text.
+    """The tool result: the envelope as structured content and as JSON text.
 
-    A plain mapping, which the SDK's runner takes as it is (a shallow copy),
-    rather than a ``CallToolResult`` it would first dump field by field: for a
-    60 KB answer that dump was a third of the SDK's time (2 ms of a cached call).
-    The keys are the protocol's (``structuredContent``, ``isError``,
-    ``resultType``); the SDK still checks the result against the schema of the
-    session's protocol version before it is sent.
+    In its wire form (:func:`server.sdk.wire_result`) rather than as a
+    ``CallToolResult`` the SDK would first dump field by field: for a 60 KB
+    answer that dump was a third of the SDK's time (2 ms of a cached call).
     """
     env, is_error = outcome
     text = dumps(env, compact=service.settings.enable_response_compression)
-    return {
-        "content": [{"type": "text", "text": text}],
-        "structuredContent": env,
-        "isError": is_error,
-        "resultType": "complete",  # required from protocol 2026-07-28; older ones drop it
-    }
+    return sdk.wire_result(text, env, is_error)
 
 
 def _api_key(ctx: Context[Any, Any], service: Service) -> str | None:
@@ -421,8 +411,9 @@ def create_server(
         )
         return dumps(env)
 
-    for tool in mcp._tool_manager.list_tools():
+    for tool in sdk.registered_tools(mcp):
         # published in the form clients validate faster (same meaning)
-        if tool.fn_metadata.output_schema is not None:
-            tool.fn_metadata.output_schema = lean_schema(tool.fn_metadata.output_schema)
+        schema = sdk.output_schema(tool)
+        if schema is not None:
+            sdk.publish_output_schema(tool, lean_schema(schema))
     return mcp

@@ -22,12 +22,25 @@ def _encoding() -> Any:
     return bpe_openai.get_encoding(ENCODING)
 
 
+def backend_count(encoding: Any) -> Callable[[str], int] | None:
+    """The tokenizer's own count of ``encoding`` (``bpe_openai``), or None.
+
+    ``bpe_openai`` counts without building the list of token ids only on its
+    private ``_backend`` object, which this function alone touches (the MCP
+    SDK's internals are in :mod:`server.sdk`; this one stays with the only user
+    of the tokenizer). None when a version lacks it: the caller then counts
+    with the public ``encode_ordinary``. ``tests/server/test_sdk.py`` checks
+    that the installed version has it.
+    """
+    count = getattr(getattr(encoding, "_backend", None), "count", None)
+    return count if callable(count) else None
+
+
 @cache
 def _counter() -> Callable[[str], int]:
     encoding = _encoding()
-    backend = getattr(encoding, "_backend", None)
-    count = getattr(backend, "count", None)
-    if callable(count):
+    count = backend_count(encoding)
+    if count is not None:
         # the tokenizer's own count: no list of token ids is built (20 % faster)
         def fast(text: str) -> int:
             try:
