@@ -113,7 +113,10 @@ class Service:
             return hit
         tool = self.tools[operation]
         return self._run(
-            operation, api_key, lambda call: tool.answer(call, **arguments), snapshot=tool.snapshot
+            operation,
+            api_key,
+            lambda call: tool.answer(call, tool.Arguments(**arguments)),
+            snapshot=tool.snapshot,
         )
 
     def cached(
@@ -132,7 +135,7 @@ class Service:
         if tool is None or build is None:
             return None
         try:
-            keyed = tool.key(build, **arguments)
+            keyed = tool.key(build, tool.Arguments(**arguments))
         except (ToolFailure, TypeError):
             return None
         if keyed is None:

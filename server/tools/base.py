@@ -55,6 +55,8 @@ class Tool:
     """
 
     name: ClassVar[str]
+    #: the tool's arguments (a frozen dataclass): the parameters of its MCP signature
+    Arguments: ClassVar[type[Any]]
     #: answered inside one read snapshot: wholly from one graph build
     snapshot: ClassVar[bool] = True
 
@@ -62,24 +64,20 @@ class Tool:
         self.service = service
         self.settings = service.settings
 
-    def key(self, *args: Any, **kwargs: Any) -> Keyed | None:
-        """``key(build, **arguments)``: the cache entry of the answer to
-        ``arguments`` on graph build ``build``; None for a tool never cached.
-        Raises ToolFailure (a bad cursor) or TypeError (unknown arguments)."""
+    def key(self, build: int, args: Any) -> Keyed | None:
+        """The cache entry of the answer to ``args`` on graph build ``build``; None
+        for a tool never cached. Raises ToolFailure for a bad cursor."""
         return None
 
-    def answer(self, call: Call, /, *args: Any, **arguments: Any) -> Answer:
-        """``answer(call, **arguments)``: the answer cached for the current build,
-        or a fresh one, kept."""
+    def answer(self, call: Call, args: Any) -> Answer:
+        """The answer cached for the current build, or a fresh one, kept."""
         build = self.service.kg.build_id()
-        keyed = self.key(build, *args, **arguments)
+        keyed = self.key(build, args)
         assert keyed is not None, f"{self.name} caches its answers or overrides answer()"
-        return self.service.through_cache(
-            keyed, build, call, lambda: self.fresh(call, build, *args, **arguments)
-        )
+        return self.service.through_cache(keyed, build, call, lambda: self.fresh(call, build, args))
 
-    def fresh(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """``fresh(call, build, **arguments)``: the envelope, computed."""
+    def fresh(self, call: Call, build: int, args: Any) -> dict[str, Any]:
+        """The envelope of the answer to ``args`` on ``build``, computed."""
         raise NotImplementedError
 
     # -- shared by the tools ------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kg.paths import Neighbourhood, PathResult
@@ -15,35 +16,34 @@ class FindEntityPath(Tool):
 
     name = "find_entity_path"
 
-    def key(
-        self,
-        build: int,
-        vendor_name: str,
-        from_entity: str,
-        to_entity: str,
-        max_hops: int = 6,
-        relationship_types: Sequence[str] | None = None,
-    ) -> Keyed:
-        return _key(self, "path", vendor_name, relationship_types, from_entity, to_entity, max_hops)
+    @dataclass(frozen=True)
+    class Arguments:
+        vendor_name: str
+        from_entity: str
+        to_entity: str
+        max_hops: int = 6
+        relationship_types: Sequence[str] | None = None
 
-    def fresh(
-        self,
-        call: Call,
-        build: int,
-        vendor_name: str,
-        from_entity: str,
-        to_entity: str,
-        max_hops: int = 6,
-        relationship_types: Sequence[str] | None = None,
-    ) -> dict[str, Any]:
+    def key(self, build: int, args: Arguments) -> Keyed:
+        return _key(
+            self,
+            "path",
+            args.vendor_name,
+            args.relationship_types,
+            args.from_entity,
+            args.to_entity,
+            args.max_hops,
+        )
+
+    def fresh(self, call: Call, build: int, args: Arguments) -> dict[str, Any]:
         kg = self.service.kg
-        info = kg.vendor(vendor_name)
+        info = kg.vendor(args.vendor_name)
         found = kg.find_path(
             info,
-            _entity_ref(from_entity),
-            _entity_ref(to_entity),
-            max_hops=max_hops,
-            relationship_types=relationship_types,
+            _entity_ref(args.from_entity),
+            _entity_ref(args.to_entity),
+            max_hops=args.max_hops,
+            relationship_types=args.relationship_types,
         )
         env = envelope(
             "find_entity_path",
@@ -62,35 +62,34 @@ class GetEntityNeighbors(Tool):
 
     name = "get_entity_neighbors"
 
-    def key(
-        self,
-        build: int,
-        vendor_name: str,
-        entity: str,
-        depth: int = 1,
-        relationship_types: Sequence[str] | None = None,
-        limit: int = 50,
-    ) -> Keyed:
-        return _key(self, "neighbors", vendor_name, relationship_types, entity, depth, limit)
+    @dataclass(frozen=True)
+    class Arguments:
+        vendor_name: str
+        entity: str
+        depth: int = 1
+        relationship_types: Sequence[str] | None = None
+        limit: int = 50
 
-    def fresh(
-        self,
-        call: Call,
-        build: int,
-        vendor_name: str,
-        entity: str,
-        depth: int = 1,
-        relationship_types: Sequence[str] | None = None,
-        limit: int = 50,
-    ) -> dict[str, Any]:
+    def key(self, build: int, args: Arguments) -> Keyed:
+        return _key(
+            self,
+            "neighbors",
+            args.vendor_name,
+            args.relationship_types,
+            args.entity,
+            args.depth,
+            args.limit,
+        )
+
+    def fresh(self, call: Call, build: int, args: Arguments) -> dict[str, Any]:
         kg = self.service.kg
-        info = kg.vendor(vendor_name)
+        info = kg.vendor(args.vendor_name)
         hood = kg.neighbors(
             info,
-            _entity_ref(entity),
-            depth=depth,
-            relationship_types=relationship_types,
-            limit=limit,
+            _entity_ref(args.entity),
+            depth=args.depth,
+            relationship_types=args.relationship_types,
+            limit=args.limit,
         )
         neighbours, rels = neighbour_rows(hood), relationship_rows(hood)
 

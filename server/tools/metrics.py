@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from server.envelope import account, envelope
 from server.errors import failure_from
 from server.tools.base import Answer, Call, Tool
@@ -15,7 +17,11 @@ class GetServerMetrics(Tool):
     name = "get_server_metrics"
     snapshot = False
 
-    def answer(self, call: Call, /) -> Answer:
+    @dataclass(frozen=True)
+    class Arguments:
+        pass
+
+    def answer(self, call: Call, args: Arguments) -> Answer:
         service = self.service
         snap = service.replica_metrics()
         snap["replica"] = service.replicas.name

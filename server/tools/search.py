@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import Any, NamedTuple
 
@@ -36,49 +37,35 @@ class SemanticSearch(Tool):
     name = "semantic_search"
     snapshot = False
 
-    def key(
-        self,
-        build: int,
-        query: str,
-        top_k: int | None = None,
-        response_mode: ResponseMode | None = None,
-        fields: Sequence[str] | None = None,
-        page_size: int | None = None,
-        cursor: str | None = None,
-    ) -> Keyed:
-        bound = self._request(query, top_k, response_mode, fields, page_size).bound
-        return self.service.search_cache, ("answer", bound, self.offset(cursor, bound, build))
+    @dataclass(frozen=True)
+    class Arguments:
+        query: str
+        top_k: int | None = None
+        response_mode: ResponseMode | None = None
+        fields: Sequence[str] | None = None
+        page_size: int | None = None
+        cursor: str | None = None
 
-    def _request(
-        self,
-        query: str,
-        top_k: int | None,
-        response_mode: ResponseMode | None,
-        fields: Sequence[str] | None,
-        page_size: int | None,
-    ) -> _Request:
-        mode = self.mode(response_mode)
-        wanted = check_fields(fields, mode)
-        size = page_size or top_k or 10
+    def key(self, build: int, args: Arguments) -> Keyed:
+        bound = self._request(args).bound
+        return self.service.search_cache, ("answer", bound, self.offset(args.cursor, bound, build))
+
+    def _request(self, args: Arguments) -> _Request:
+        mode = self.mode(args.response_mode)
+        wanted = check_fields(args.fields, mode)
+        size = args.page_size or args.top_k or 10
         return _Request(
-            mode, wanted, size, digest({"q": query, "mode": mode, "fields": wanted, "size": size})
+            mode,
+            wanted,
+            size,
+            digest({"q": args.query, "mode": mode, "fields": wanted, "size": size}),
         )
 
-    def answer(
-        self,
-        call: Call,
-        /,
-        *,
-        query: str,
-        top_k: int | None = None,
-        response_mode: ResponseMode | None = None,
-        fields: Sequence[str] | None = None,
-        page_size: int | None = None,
-        cursor: str | None = None,
-    ) -> Answer:
+    def answer(self, call: Call, args: Arguments) -> Answer:
         service, search_settings = self.service, self.service.search_settings
-        mode, wanted, size, bound = self._request(query, top_k, response_mode, fields, page_size)
-        superseded = page_size is not None and top_k is not None
+        query, cursor = args.query, args.cursor
+        mode, wanted, size, bound = self._request(args)
+        superseded = args.page_size is not None and args.top_k is not None
         build = service.newest_build()
         offset = self.offset(cursor, bound, build)
         answer_key = ("answer", bound, offset)
@@ -130,7 +117,7 @@ class SemanticSearch(Tool):
                 warning(
                     "warning",
                     "DEPRECATED_PARAMETER",
-                    f"top_k={top_k} is ignored: page_size={page_size} replaces it.",
+                    f"top_k={args.top_k} is ignored: page_size={args.page_size} replaces it.",
                     "Give page_size (and cursor) only.",
                 )
             )
@@ -180,15 +167,18 @@ class GetChunk(Tool):
 
     name = "get_chunk"
 
-    def key(self, build: int, chunk_id: int, response_mode: ResponseMode = "full") -> Keyed:
-        return self.service.search_cache, ("chunk", chunk_id, response_mode)
+    @dataclass(frozen=True)
+    class Arguments:
+        chunk_id: int
+        response_mode: ResponseMode = "full"
 
-    def fresh(
-        self, call: Call, build: int, chunk_id: int, response_mode: ResponseMode = "full"
-    ) -> dict[str, Any]:
+    def key(self, build: int, args: Arguments) -> Keyed:
+        return self.service.search_cache, ("chunk", args.chunk_id, args.response_mode)
+
+    def fresh(self, call: Call, build: int, args: Arguments) -> dict[str, Any]:
         with self.service.kg.snapshot() as conn:
-            chunk = get_chunk(conn, chunk_id)
-        item = chunk_item(chunk, response_mode)
+            chunk = get_chunk(conn, args.chunk_id)
+        item = chunk_item(chunk, args.response_mode)
 
         def build_env(n: int) -> dict[str, Any]:
             shown = dict(item)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kg.vendors import VendorInfo
@@ -18,30 +19,23 @@ class FindVendorInfo(Tool):
 
     name = "find_vendor_info"
 
-    def key(
-        self,
-        build: int,
-        vendor_name: str,
-        response_mode: ResponseMode | None = None,
-        include_relationships: bool = True,
-    ) -> Keyed:
+    @dataclass(frozen=True)
+    class Arguments:
+        vendor_name: str
+        response_mode: ResponseMode | None = None
+        include_relationships: bool = True
+
+    def key(self, build: int, args: Arguments) -> Keyed:
         return self.service.vendor_cache, (
             "vendor",
-            vendor_key_name(vendor_name),
-            self.mode(response_mode),
-            include_relationships,
+            vendor_key_name(args.vendor_name),
+            self.mode(args.response_mode),
+            args.include_relationships,
         )
 
-    def fresh(
-        self,
-        call: Call,
-        build: int,
-        vendor_name: str,
-        response_mode: ResponseMode | None = None,
-        include_relationships: bool = True,
-    ) -> dict[str, Any]:
-        kg, mode = self.service.kg, self.mode(response_mode)
-        info = kg.vendor(vendor_name)
+    def fresh(self, call: Call, build: int, args: Arguments) -> dict[str, Any]:
+        kg, mode = self.service.kg, self.mode(args.response_mode)
+        info = kg.vendor(args.vendor_name)
         stats = kg.statistics(info)
         graph = None
         if mode in ("ids_only", "full"):
@@ -54,12 +48,15 @@ class FindVendorInfo(Tool):
             aliases=info.aliases,
             stats=stats,
             graph=graph,
-            include_relationships=include_relationships,
+            include_relationships=args.include_relationships,
         )
         entity_key = "entities" if "entities" in result else "entity_ids"
         rel_key = "relationships" if "relationships" in result else "relationship_ids"
         entities = list(result.get(entity_key) or [])
         relationships = list(result.get(rel_key) or [])
+        cache_key = (
+            f"vendor:{vendor_key_name(args.vendor_name)}:{mode}:{args.include_relationships}"
+        )
 
         def build_env(n: int) -> dict[str, Any]:
             shown = dict(result)
@@ -72,7 +69,7 @@ class FindVendorInfo(Tool):
                 call.rid,
                 shown,
                 elapsed_ms=call.elapsed_ms(),
-                cache_key=f"vendor:{vendor_key_name(vendor_name)}:{mode}:{include_relationships}",
+                cache_key=cache_key,
                 build_id=build,
             )
 
@@ -89,15 +86,18 @@ class ListVendors(Tool):
 
     name = "list_vendors"
 
-    def key(self, build: int, page_size: int = 20, cursor: str | None = None) -> Keyed:
-        bound = _bound(page_size)
-        return self.service.vendor_cache, ("vendors", bound, self.offset(cursor, bound, build))
+    @dataclass(frozen=True)
+    class Arguments:
+        page_size: int = 20
+        cursor: str | None = None
 
-    def fresh(
-        self, call: Call, build: int, page_size: int = 20, cursor: str | None = None
-    ) -> dict[str, Any]:
-        bound = _bound(page_size)
-        offset = self.offset(cursor, bound, build)
+    def key(self, build: int, args: Arguments) -> Keyed:
+        bound = _bound(args.page_size)
+        return self.service.vendor_cache, ("vendors", bound, self.offset(args.cursor, bound, build))
+
+    def fresh(self, call: Call, build: int, args: Arguments) -> dict[str, Any]:
+        page_size, bound = args.page_size, _bound(args.page_size)
+        offset = self.offset(args.cursor, bound, build)
         page = self.service.kg.list_vendors(limit=page_size, offset=offset)
         rows = [vendor_row(v) for v in page.vendors]
 
