@@ -11,6 +11,7 @@ QUERY_TOO_LONG). Every answer is the envelope, as structured content
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -18,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from server import sdk
@@ -28,6 +29,8 @@ from server.models import AnyEnvelope, SearchEnvelope, VendorEnvelope, lean_sche
 from server.service import Outcome, Service
 from server.settings import ServerSettings
 from server.stdio import event_loop_stdio
+
+log = logging.getLogger("server")
 
 Mode = Literal["ids_only", "metadata", "preview", "full"]
 # a field name or relationship type: short, and echoed in errors, so bounded
@@ -47,57 +50,83 @@ class _Holder:
 
 
 class VendorKnowledgeServer(MCPServer[Any]):
-    """MCPServer with strict argument validation answered in the envelope."""
+    """MCPServer with strict argument validation answered in the envelope, and the
+    speed layers of the call path, each of which ``KB_PLAIN_PATHS`` switches back
+    to the SDK's own path (docs/server.md, "Speed layers")."""
 
-    def __init__(self, *args: Any, holder: _Holder, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, holder: _Holder, settings: ServerSettings, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._holder = holder
+        self._settings = settings
         self._running = 0  # tool calls in worker threads (one event loop: no lock)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """A tool call; its arguments are checked strictly first (INVALID_PARAMS or
+        QUERY_TOO_LONG in the envelope, never an SDK error). Speed layers:
+
+        - ``cache-on-loop``: when no other call is running, a cached answer is
+          served here, on the event loop, with no worker-thread hand-off and no
+          database (:meth:`Service.cached`; no figure of its own was measured:
+          it came with the build watcher that took the database out of cached
+          calls). Under concurrency every call takes its turn through the
+          worker threads: served first, cached answers had left the others
+          queueing twice as long (50 clients: p99 1.7 s against 0.9 s).
+        - ``skip-sdk-checks``: the server answers the call itself, so the SDK
+          does not validate the checked arguments again nor check the answer
+          against the output schema (the envelope is built to it, and the tests
+          validate every answer they receive): a large answer took 0.2-0.5 ms to
+          re-check. The plain path calls the tool through ``MCPServer.call_tool``.
+        - ``wire-result``: see :func:`_result`.
+        """
         tool = sdk.registered_tool(self, name)
         service = self._holder.service
-        if tool is not None and service is not None:
-            checked = _checked_arguments(sdk.argument_model(tool), arguments)
-            if isinstance(checked, ToolFailure):
-                return _result(service.refuse(name, checked), service)
-            if context is not None and sdk.answerable_directly(tool):
-                key = _api_key(context, service)
-                looked = self._running == 0
-                if looked:
-                    # Nothing else running: a cached answer is served here, on the
-                    # event loop, without a worker thread or the database
-                    # (Service.cached). Under concurrency every call takes the same
-                    # path, in turn: served first, cached answers left the others
-                    # queueing twice as long (50 clients: p99 1.7 s against 0.9 s).
-                    cached = service.cached(name, key, checked)
-                    if cached is not None:
-                        return _result(cached, service)
-                # Arguments checked (strictly) above, so the SDK's second validation
-                # is skipped, and so is its check of the answer against the output
-                # schema: the envelope is built to it and the tests validate every
-                # answer they receive (a large answer took 0.2-0.5 ms to recheck).
-                # In the worker thread a cached answer is still looked up first, so
-                # it needs no database connection: under load, cached answers had
-                # waited for the pool behind fresh ones (50 clients: 200 ms inside
-                # the tool for a cached find_vendor_info).
-                self._running += 1
-                try:
-                    outcome = await anyio.to_thread.run_sync(
-                        lambda: service.call(name, key, checked, cache_first=not looked)
-                    )
-                    return _result(outcome, service)
-                finally:
-                    self._running -= 1
-        return await super().call_tool(name, arguments, context)
+        if tool is None or service is None:
+            return await super().call_tool(name, arguments, context)
+        checked = _checked_arguments(sdk.argument_model(tool), arguments)
+        if isinstance(checked, ToolFailure):
+            return self._tool_result(service.refuse(name, checked), service)
+        if context is None or not sdk.answerable_directly(tool):
+            return await super().call_tool(name, arguments, context)
+        key = _api_key(context, service)
+        looked = self._running == 0 and self._settings.fast("cache-on-loop")
+        if looked:
+            cached = service.cached(name, key, checked)
+            if cached is not None:
+                return self._tool_result(cached, service)
+        self._running += 1
+        try:
+            if not self._settings.fast("skip-sdk-checks"):
+                return await super().call_tool(name, arguments, context)
+            outcome = await anyio.to_thread.run_sync(
+                lambda: service.call(name, key, checked, cache_first=not looked)
+            )
+            return self._tool_result(outcome, service)
+        finally:
+            self._running -= 1
+
+    def _tool_result(self, outcome: Outcome, service: Service) -> dict[str, Any] | CallToolResult:
+        return _result(outcome, service, wire=self._settings.fast("wire-result"))
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio transport, over streams read and written on the event
-        loop when stdin and stdout are pipes (:mod:`server.stdio`)."""
+        loop when stdin and stdout are pipes (:mod:`server.stdio`).
+
+        Speed layer ``stdio``: three thread hand-offs a call fewer; the cached
+        floor went from 2.02 to 1.43 ms. The plain path is the SDK's own
+        ``MCPServer.run_stdio_async``.
+        """
+        if not self._settings.fast("stdio"):
+            log.info("stdio: the SDK's streams (worker threads)")
+            await super().run_stdio_async()
+            return
         async with (
             event_loop_stdio() as (stdin, stdout),
             sdk.stdio_transport(stdin, stdout) as (read_stream, write_stream),
         ):
+            where = "the event loop's pipes" if stdin is not None else "the SDK's worker threads"
+            log.info("stdio: streams on %s", where)
             await sdk.serve(self, read_stream, write_stream)
 
 
@@ -157,16 +186,23 @@ def _has_surrogate(value: object) -> bool:
     return False
 
 
-def _result(outcome: Outcome, service: Service) -> dict[str, Any]:
+def _result(outcome: Outcome, service: Service, *, wire: bool) -> dict[str, Any] | CallToolResult:
     """The tool result: the envelope as structured content and as JSON text.
 
-    In its wire form (:func:`server.sdk.wire_result`) rather than as a
-    ``CallToolResult`` the SDK would first dump field by field: for a 60 KB
-    answer that dump was a third of the SDK's time (2 ms of a cached call).
+    Speed layer ``wire-result`` (``wire``): in its wire form
+    (:func:`server.sdk.wire_result`) rather than as a ``CallToolResult``, the
+    plain path, which the SDK first dumps field by field: for a 60 KB answer
+    that dump was a third of the SDK's time (2 ms of a cached call). A result
+    the SDK checks against the output schema (the plain path of
+    ``skip-sdk-checks``) must be a ``CallToolResult``.
     """
     env, is_error = outcome
     text = dumps(env, compact=service.settings.enable_response_compression)
-    return sdk.wire_result(text, env, is_error)
+    if wire:
+        return sdk.wire_result(text, env, is_error)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=env, is_error=is_error
+    )
 
 
 def _api_key(ctx: Context[Any, Any], service: Service) -> str | None:
@@ -203,6 +239,7 @@ def create_server(
         lifespan=lifespan,
         log_level=settings.log_level,
         holder=holder,
+        settings=settings,
     )
 
     async def call(ctx: Context[Any, Any], name: str, arguments: dict[str, Any]) -> Any:
@@ -210,7 +247,7 @@ def create_server(
         assert service is not None, "the lifespan starts the service"
         key = _api_key(ctx, service)
         outcome = await anyio.to_thread.run_sync(lambda: service.call(name, key, arguments))
-        return _result(outcome, service)
+        return _result(outcome, service, wire=False)  # the SDK checks it: no wire form
 
     @mcp.tool(
         annotations=READ_ONLY,
@@ -412,8 +449,9 @@ def create_server(
         return dumps(env)
 
     for tool in sdk.registered_tools(mcp):
-        # published in the form clients validate faster (same meaning)
+        # Speed layer lean-schema: published in the form clients validate faster,
+        # same meaning (server.models.lean_schema)
         schema = sdk.output_schema(tool)
-        if schema is not None:
+        if schema is not None and settings.fast("lean-schema"):
             sdk.publish_output_schema(tool, lean_schema(schema))
     return mcp

@@ -13,6 +13,10 @@ and None otherwise (starting, database unreachable, reconnecting): callers then
 ask the database themselves, as they would without a watcher. A rebuild that
 commits is seen once its notification arrives (a millisecond on one machine);
 an answer served in between comes, whole, from the build before.
+
+Speed layer ``build-watcher`` (``KB_PLAIN_PATHS``): the plain path starts no
+watcher, so every call asks the database for the newest build (the round trip
+above) and no cached answer is served before that query.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +19,41 @@ import orjson
 
 from server.errors import ErrorCode, ToolFailure
 from server.models import VERSION
-from server.tokens import SegmentCounter, count_tokens
+from server.settings import ServerSettings
+from server.tokens import SegmentCounter, count_tokens, encoded_length
+
+
+@dataclass(frozen=True)
+class Counting:
+    """How answers are counted: each field is a speed layer that ``KB_PLAIN_PATHS``
+    switches back to the plain path (see :meth:`of`). Every choice gives the same
+    counts and the same answers, except that without ``bounded`` the size of an
+    answer cut to the budget is stated exactly rather than estimated."""
+
+    #: token-fast-path: :func:`~server.tokens.count_tokens`; plain: ``encoded_length``
+    count: Callable[[str], int] = count_tokens
+    #: segment-memo: the lengths :func:`fit` tries share counted parts
+    segment_memo: bool = True
+    #: bounded-count: :func:`fit` counts an answer only until it passes the budget
+    bounded: bool = True
+    #: fit-interpolation: :func:`fit` probes where the counts reach the budget
+    interpolation: bool = True
+    #: cache-recount: :func:`reused` recounts only the values that changed
+    recount: bool = True
+
+    @classmethod
+    def of(cls, settings: ServerSettings) -> Counting:
+        return cls(
+            count=count_tokens if settings.fast("token-fast-path") else encoded_length,
+            segment_memo=settings.fast("segment-memo"),
+            bounded=settings.fast("bounded-count"),
+            interpolation=settings.fast("fit-interpolation"),
+            recount=settings.fast("cache-recount"),
+        )
+
+
+#: every speed layer on
+FAST = Counting()
 
 
 def request_id() -> str:
@@ -96,16 +131,15 @@ def account(
     lengths).
     """
     env["execution_context"]["tokens_estimated"] = 0
-    return _settle(env, counter(dumps(env, compact=compact)))
+    return _settle(env, counter(dumps(env, compact=compact)) - 1, counter)
 
 
-def _settle(env: dict[str, Any], counted: int) -> int:
-    """Set ``tokens_estimated`` of ``env``, whose text with the figure at 0 has
-    ``counted`` tokens; return it."""
-    base = counted - 1
-    tokens = base + count_tokens(str(base))
-    while base + count_tokens(str(tokens)) != tokens:  # at most a step or two
-        tokens = base + count_tokens(str(tokens))
+def _settle(env: dict[str, Any], base: int, count: Callable[[str], int]) -> int:
+    """Set ``tokens_estimated`` of ``env``, whose text has ``base`` tokens besides
+    those of the figure itself; return it."""
+    tokens = base + count(str(base))
+    while base + count(str(tokens)) != tokens:  # at most a step or two
+        tokens = base + count(str(tokens))
     env["execution_context"]["tokens_estimated"] = tokens
     return tokens
 
@@ -126,6 +160,7 @@ def reaccount(
     replaced: Sequence[tuple[Any, Any]],
     *,
     compact: bool = True,
+    counter: Callable[[str], int] = count_tokens,
 ) -> int:
     """Set ``tokens_estimated`` of ``env``, an envelope counted at ``tokens_before``
     whose scalar values ``replaced`` (old, new) pairs have since changed; return it.
@@ -143,15 +178,10 @@ def reaccount(
     for old, new in replaced:
         old_text, new_text = _scalar_text(old), _scalar_text(new)
         if not compact or old_text is None or new_text is None:
-            return account(env, compact=compact)
+            return account(env, compact=compact, counter=counter)
         if old_text != new_text:
-            delta += count_tokens(new_text) - count_tokens(old_text)
-    base = tokens_before - count_tokens(str(tokens_before)) + delta
-    tokens = base + count_tokens(str(base))
-    while base + count_tokens(str(tokens)) != tokens:
-        tokens = base + count_tokens(str(tokens))
-    env["execution_context"]["tokens_estimated"] = tokens
-    return tokens
+            delta += counter(new_text) - counter(old_text)
+    return _settle(env, tokens_before - counter(str(tokens_before)) + delta, counter)
 
 
 def _scalar_text(value: Any) -> str | None:
@@ -174,7 +204,13 @@ def warning(level: str, code: str, message: str, suggestion: str | None = None) 
 
 
 def error_envelope(
-    operation: str, rid: str, failure: ToolFailure, *, elapsed_ms: float, compact: bool = True
+    operation: str,
+    rid: str,
+    failure: ToolFailure,
+    *,
+    elapsed_ms: float,
+    compact: bool = True,
+    counter: Callable[[str], int] = count_tokens,
 ) -> dict[str, Any]:
     """The envelope of a failed call: no results, ``error`` {code, message, action,
     details}, and TOKEN_LIMIT_EXCEEDED among the warnings when that was the failure."""
@@ -203,15 +239,25 @@ def error_envelope(
             "details": failure.details,
         },
     )
-    account(env, compact=compact)
+    account(env, compact=compact, counter=counter)
     return env
 
 
 def reused(
-    env: dict[str, Any], rid: str, *, elapsed_ms: float, compact: bool = True
+    env: dict[str, Any],
+    rid: str,
+    *,
+    elapsed_ms: float,
+    compact: bool = True,
+    counting: Counting = FAST,
 ) -> dict[str, Any]:
     """A cached answer as a new call's envelope: its own request id, timestamp, time
-    and ``cache_hit``, and its token count adjusted by those values (:func:`reaccount`)."""
+    and ``cache_hit``, and its token count adjusted by those values (:func:`reaccount`).
+
+    Speed layer ``cache-recount`` (``KB_PLAIN_PATHS``): recounted in microseconds
+    instead of tokenising the whole text again, which the plain path
+    (``counting.recount`` off) does with :func:`account`.
+    """
     meta, ctx = env["_metadata"], env["execution_context"]
     fresh = dict(env)
     fresh["_metadata"] = dict(meta) | {"request_id": rid, "timestamp": timestamp()}
@@ -220,6 +266,9 @@ def reused(
         "cache_hit": True,
         "execution_time_ms": round(elapsed_ms, 3),
     }
+    if not counting.recount:
+        account(fresh, compact=compact, counter=counting.count)
+        return fresh
     new_meta, new_ctx = fresh["_metadata"], fresh["execution_context"]
     reaccount(
         fresh,
@@ -232,6 +281,7 @@ def reused(
             (ctx["execution_time_ms"], new_ctx["execution_time_ms"]),
         ],
         compact=compact,
+        counter=counting.count,
     )
     return fresh
 
@@ -246,6 +296,7 @@ def fit(
     what: str = "results",
     suggestion: str = "Use a lighter response_mode, fewer fields or a smaller page_size.",
     sizes: Sequence[float] | None = None,
+    counting: Counting = FAST,
 ) -> tuple[dict[str, Any], int]:
     """The envelope with the most of ``count`` leading items that fits ``budget``.
 
@@ -258,8 +309,19 @@ def fit(
     envelopes tried share all but a few of their objects, and only the parts
     that differ are tokenised again (a 60 KB answer: one count of its text up to
     the budget, then well under a millisecond per length tried).
+
+    Speed layers, each of which ``counting`` switches back to its plain path
+    (``KB_PLAIN_PATHS``):
+
+    - ``segment-memo``: that memo (:class:`~server.tokens.SegmentCounter`).
+    - ``bounded-count``: the whole answer counted only until it passes the
+      budget: 1.3-1.5 ms less for the largest vendor answers. The plain path
+      counts it all, and PARTIAL_RESULTS states its size exactly.
+    - ``fit-interpolation``: the lengths tried placed by interpolation:
+      typically 2-4 envelopes counted, against a bisection's log2(count), the
+      plain path.
     """
-    counter = SegmentCounter()
+    counter = SegmentCounter(counting.count, memo=counting.segment_memo)
     env = build(count)
     env["execution_context"]["tokens_estimated"] = 0
     text = dumps(env, compact=compact)
@@ -267,9 +329,12 @@ def fit(
     # The work is then bounded by the budget, not by the answer's length (the
     # largest vendor answers, about 90 KB of which 60 KB are kept, took 1.3-1.5 ms
     # less), and the size stated in PARTIAL_RESULTS is an estimate ("about").
-    seen, read = counter.bounded(text, budget)
+    if counting.bounded:
+        seen, read = counter.bounded(text, budget)
+    else:
+        seen, read = counter(text), len(text)
     whole = read == len(text)
-    tokens = _settle(env, seen) if whole else round(seen * len(text) / read)
+    tokens = _settle(env, seen - 1, counter) if whole else round(seen * len(text) / read)
     needed = f"{tokens:,}" if whole else f"about {tokens:,}"
     near_limit = warning(
         "warning",
@@ -314,7 +379,8 @@ def fit(
     # nearest count known on its other side. After three probes in a row that did
     # not halve the interval, one bisection step. The first probe is a
     # byte-proportional estimate (from the items' sizes when given). Typically 2-4
-    # envelopes are counted, against a bisection's log2(count).
+    # envelopes are counted, against a bisection's log2(count), the plain path
+    # (counting.interpolation off).
     lo, hi = 0, count - 1  # the answer lies in [lo, hi]
     warnings_bytes = 2 * len(dumps(near_limit))
     full_bytes = len(text)
@@ -328,7 +394,7 @@ def fit(
     # of the envelope without items
     above = (count, tokens + round(warnings_bytes * per_byte))
     below = (0, round((full_bytes - items_bytes + warnings_bytes) * per_byte))
-    if items_bytes:
+    if items_bytes and counting.interpolation:
         kept_bytes, probe = full_bytes - items_bytes + warnings_bytes, 0
         for i, size in enumerate(sizes):
             if (kept_bytes + size) * per_byte > budget:
@@ -351,8 +417,8 @@ def fit(
             hi, above = probe - 1, point
         stalls = stalls + 1 if 2 * (hi - lo) > width else 0
         (n0, t0), (n1, t1) = probes[-2:] if len(probes) > 1 else (below, above)
-        if stalls >= 3 or n0 == n1 or t1 == t0:
-            probe, stalls = (lo + hi + 1) // 2, 0
+        if not counting.interpolation or stalls >= 3 or n0 == n1 or t1 == t0:
+            probe, stalls = (lo + hi + 1) // 2, 0  # bisection
         else:
             probe = n1 + math.floor((budget - t1) * (n1 - n0) / (t1 - t0))
     if not ok(lo):

@@ -8,13 +8,32 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 ResponseMode = Literal["ids_only", "metadata", "preview", "full"]
 RESPONSE_MODES: tuple[ResponseMode, ...] = ("ids_only", "metadata", "preview", "full")
+
+# Code that exists only to be faster than the plain SDK or library path. Each one
+# can be switched back to that path with KB_PLAIN_PATHS; docs/server.md ("Speed
+# layers") says where each lives, what it saves, as measured, and how it is tested.
+SpeedLayer = Literal[
+    "stdio",  # server/stdio.py: stdin and stdout on the event loop
+    "cache-on-loop",  # server/app.py: a cached answer served on the event loop
+    "cache-first",  # server/service.py: a cached answer looked up before the database
+    "build-watcher",  # server/builds.py: the newest graph build known without a query
+    "skip-sdk-checks",  # server/app.py: no second argument validation, no output re-check
+    "wire-result",  # server/app.py: tool results in their wire form
+    "lean-schema",  # server/models.py: output schemas published in a leaner form
+    "token-fast-path",  # server/tokens.py: the tokenizer's own count
+    "segment-memo",  # server/tokens.py: one answer's parts counted once
+    "bounded-count",  # server/envelope.py: an answer counted only up to the budget
+    "fit-interpolation",  # server/envelope.py: budget fit by interpolation, not bisection
+    "cache-recount",  # server/envelope.py: a cached answer recounted by what changed
+]
+SPEED_LAYERS: tuple[SpeedLayer, ...] = get_args(SpeedLayer)
 
 
 def default_state_dir() -> Path:
@@ -143,6 +162,13 @@ class ServerSettings(BaseSettings):
         validation_alias=_env("KB_HTTP_MAX_BODY_BYTES", "http_max_body_bytes"),
         description="largest HTTP request body accepted (the largest valid call is a few KiB)",
     )
+    plain_paths: Annotated[frozenset[SpeedLayer], NoDecode] = Field(
+        default=frozenset(),
+        validation_alias=_env("KB_PLAIN_PATHS", "plain_paths"),
+        description="speed layers switched back to the plain SDK or library path, "
+        "comma-separated, or all (docs/server.md, Speed layers): " + ", ".join(SPEED_LAYERS),
+        json_schema_extra={"shown_default": "none"},
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
         default="WARNING",
         validation_alias=_env("LOG_LEVEL", "log_level"),
@@ -160,6 +186,18 @@ class ServerSettings(BaseSettings):
     @classmethod
     def _case(cls, value: object) -> object:
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("plain_paths", mode="before")
+    @classmethod
+    def _layer_names(cls, value: object) -> object:
+        if isinstance(value, str):
+            names = {name.strip().lower() for name in value.split(",")} - {""}
+            return set(SPEED_LAYERS) if names == {"all"} else names
+        return value
+
+    def fast(self, layer: SpeedLayer) -> bool:
+        """Whether speed layer ``layer`` is on: not named in ``KB_PLAIN_PATHS``."""
+        return layer not in self.plain_paths
 
     @field_validator("api_key", mode="before")
     @classmethod

@@ -37,28 +37,41 @@ def backend_count(encoding: Any) -> Callable[[str], int] | None:
 
 
 @cache
-def _counter() -> Callable[[str], int]:
+def _fast_count() -> Callable[[str], int]:
     encoding = _encoding()
     count = backend_count(encoding)
-    if count is not None:
-        # the tokenizer's own count: no list of token ids is built (20 % faster)
-        def fast(text: str) -> int:
-            try:
-                return int(count(text))
-            except UnicodeEncodeError:  # lone surrogates: counted as the encoder reads them
-                return len(encoding.encode_ordinary(text))
+    if count is None:
+        return encoded_length
 
-        return fast
-    return lambda text: len(encoding.encode_ordinary(text))
+    def fast(text: str) -> int:
+        try:
+            return int(count(text))
+        except UnicodeEncodeError:  # lone surrogates: counted as the encoder reads them
+            return encoded_length(text)
+
+    return fast
 
 
 def count_tokens(text: str) -> int:
-    """Tokens of ``text``.
+    """Tokens of ``text``, counted by the tokenizer itself when it can.
+
+    Speed layer ``token-fast-path`` (``KB_PLAIN_PATHS``): no list of token ids is
+    built, 20 % faster than :func:`encoded_length`, the plain path, which gives
+    the same counts.
 
     >>> count_tokens("Hello world, this is a test.")
     8
     """
-    return _counter()(text) if text else 0
+    return _fast_count()(text) if text else 0
+
+
+def encoded_length(text: str) -> int:
+    """Tokens of ``text``, as the length of its encoding: the tokenizer's public API.
+
+    >>> encoded_length("Hello world, this is a test.")
+    8
+    """
+    return len(_encoding().encode_ordinary(text)) if text else 0
 
 
 class SegmentCounter:
@@ -74,16 +87,24 @@ class SegmentCounter:
     test checks it). Counting the same answer with a few results fewer then
     costs only its changed parts.
 
+    Speed layer ``segment-memo`` (``KB_PLAIN_PATHS``): for a 60 KB answer, after
+    its first count, well under a millisecond per length tried. With
+    ``memo=False`` (the plain path) every text is counted whole with ``count``;
+    :meth:`bounded` still reads it part by part, remembering nothing.
+
     >>> counter = SegmentCounter()
     >>> text = '[{"id":1,"text":"alpha beta"},{"id":2,"text":"gamma"}]'
-    >>> counter(text) == count_tokens(text)
+    >>> counter(text) == count_tokens(text) == SegmentCounter(memo=False)(text)
     True
     """
 
-    def __init__(self) -> None:
-        self._memo: dict[str, int] = {}
+    def __init__(self, count: Callable[[str], int] = count_tokens, *, memo: bool = True) -> None:
+        self._count = count
+        self._memo: dict[str, int] | None = {} if memo else None
 
     def __call__(self, text: str) -> int:
+        if self._memo is None:
+            return self._count(text)
         return self.bounded(text, None)[0]
 
     def bounded(self, text: str, limit: int | None) -> tuple[int, int]:
@@ -100,13 +121,15 @@ class SegmentCounter:
         >>> SegmentCounter().bounded(text, 100) == (count_tokens(text), len(text))
         True
         """
-        memo, count, total, read = self._memo, _counter(), 0, 0
+        memo, count, total, read = self._memo, self._count, 0, 0
         for part in segments(text):
             if limit is not None and total > limit:
                 return total, read
-            n = memo.get(part)
+            n = memo.get(part) if memo is not None else None
             if n is None:
-                n = memo[part] = count(part)
+                n = count(part)
+                if memo is not None:
+                    memo[part] = n
             total += n
             read += len(part)
         return total, read

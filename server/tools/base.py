@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from server.cache import TTLCache
 from server.cursor import CursorError
-from server.envelope import dumps, fit
+from server.envelope import account, dumps, fit
 from server.errors import ErrorCode, ToolFailure
 from server.settings import ResponseMode
 
@@ -102,7 +102,17 @@ class Tool:
             compact=self.settings.enable_response_compression,
             what=what,
             sizes=None if items is None else [len(dumps(i)) for i in items],
+            counting=self.service.counting,
         )[0]
+
+    def account(self, env: dict[str, Any]) -> dict[str, Any]:
+        """``env`` with its token count (an answer that is never cut)."""
+        account(
+            env,
+            compact=self.settings.enable_response_compression,
+            counter=self.service.counting.count,
+        )
+        return env
 
     def pagination(
         self, offset: int, n: int, total: int, size: int, bound: str, build_id: int

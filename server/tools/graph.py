@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg.paths import Neighbourhood, PathResult
-from server.envelope import account, envelope
+from server.envelope import envelope
 from server.tools.base import Call, Keyed, Tool, vendor_key_name
 
 
@@ -45,15 +45,15 @@ class FindEntityPath(Tool):
             max_hops=args.max_hops,
             relationship_types=args.relationship_types,
         )
-        env = envelope(
-            "find_entity_path",
-            call.rid,
-            path_result(info.name, found),
-            elapsed_ms=call.elapsed_ms(),
-            build_id=build,
+        return self.account(
+            envelope(
+                "find_entity_path",
+                call.rid,
+                path_result(info.name, found),
+                elapsed_ms=call.elapsed_ms(),
+                build_id=build,
+            )
         )
-        account(env, compact=self.settings.enable_response_compression)
-        return env
 
 
 class GetEntityNeighbors(Tool):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server.envelope import account, envelope
+from server.envelope import envelope
 from server.errors import failure_from
 from server.tools.base import Answer, Call, Tool
 
@@ -34,5 +34,4 @@ class GetServerMetrics(Tool):
             snap["database"] = f"unavailable: {failure_from(exc) or type(exc).__name__}"
             snap["replicas"] = None
         env = envelope("get_server_metrics", call.rid, snap, elapsed_ms=call.elapsed_ms())
-        account(env, compact=self.settings.enable_response_compression)
-        return Answer(env)
+        return Answer(self.account(env))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 from mcp.client import Client
 
 from server.builds import APPLICATION_NAME, BuildWatcher
@@ -71,12 +72,32 @@ def test_the_watcher_reconnects_and_misses_no_build(graph_db: Database) -> None:
     assert watcher.current() is None or watcher.current() == newest
 
 
+@pytest.mark.parametrize(
+    ("layers", "lookups", "from_memory"),
+    [
+        # a repeated call is looked up on the event loop, and needs no connection
+        (frozenset(), "loop", True),
+        # cache-on-loop off: looked up first in the worker thread, still no connection
+        (frozenset({"cache-on-loop"}), "worker", True),
+        # and cache-first off too: the tool's own path finds the entry after a query
+        (frozenset({"cache-on-loop", "cache-first"}), "none", False),
+        # no build watcher: the newest build is unknown without a query
+        (frozenset({"build-watcher"}), "loop", False),
+    ],
+)
 def test_cache_hits_need_no_database_connection(
     graph_db: Database,
     embedder: Any,
     tmp_path: Path,
+    layers: frozenset[str],
+    lookups: str,
+    from_memory: bool,
 ) -> None:
-    harness = Harness(graph_db, embedder, tmp_path)
+    """Cached answers with the cache layers on (KB_PLAIN_PATHS empty) and with each
+    switched back to its plain path: hits all the same, from memory or not."""
+    import threading
+
+    harness = Harness(graph_db, embedder, tmp_path, plain_paths=layers)
     calls = [
         ("find_vendor_info", {"vendor_name": "Acme Corp", "response_mode": "full"}),
         ("list_vendors", {"page_size": 2}),
@@ -86,12 +107,23 @@ def test_cache_hits_need_no_database_connection(
         ),
         ("get_entity_neighbors", {"vendor_name": "Acme Corp", "entity": "Roadrunner 3000"}),
     ]
+    where: list[str] = []  # per cache lookup before the tool: on the loop or in a worker
 
     async def scenario(client: Client) -> Any:
         service = harness.service
-        assert service is not None and service.builds is not None
-        assert service.builds.wait_for(timeout=10)
+        assert service is not None
+        assert (service.builds is None) is ("build-watcher" in layers)
+        if service.builds is not None:
+            assert service.builds.wait_for(timeout=10)
         first = [await client.call_tool(t, a) for t, a in calls]
+        looked_up = service.cached
+
+        def spy(*args: Any) -> Any:
+            on_loop = threading.current_thread() is threading.main_thread()
+            where.append("loop" if on_loop else "worker")
+            return looked_up(*args)
+
+        service.cached = spy  # type: ignore[method-assign]
         before = service.pool.get_stats().get("requests_num", 0)
         again = [await client.call_tool(t, a) for t, a in calls]
         after = service.pool.get_stats().get("requests_num", 0)
@@ -105,7 +137,11 @@ def test_cache_hits_need_no_database_connection(
     assert [r.structured_content["execution_context"]["cache_hit"] for r in again] == [True] * len(
         calls
     )
-    assert requests == 0, "a cache hit took a connection from the pool"
+    assert where == ([] if lookups == "none" else [lookups] * len(calls))
+    if from_memory:
+        assert requests == 0, "a cache hit took a connection from the pool"
+    else:
+        assert requests >= len(calls)
     for a, b in zip(first, again, strict=True):
         assert a.structured_content["results"] == b.structured_content["results"]
         ctx = b.structured_content["execution_context"]
@@ -119,8 +155,9 @@ def test_without_a_watcher_every_call_asks_the_database(
 ) -> None:
     from server.service import Service
 
-    harness = Harness(graph_db, embedder, tmp_path)
-    service = Service(harness.settings, graph_db, embedder=embedder, watch_builds=False)
+    harness = Harness(graph_db, embedder, tmp_path, plain_paths={"build-watcher"})
+    service = Service(harness.settings, graph_db, embedder=embedder)
+    assert service.builds is None
     try:
         args = {"vendor_name": "Acme Corp"}
         assert service.cached("find_vendor_info", harness.key, args) is None
@@ -213,8 +250,8 @@ def test_a_search_belongs_to_the_build_it_read_even_when_the_watcher_lags(
     from tests.fixtures.search import write_notes
 
     Rebuilder(db, embedder=embedder, extractor=extractor).run(write_notes(tmp_path / "notes"))
-    harness = Harness(db, embedder, tmp_path / "server")
-    service = Service(harness.settings, db, embedder=embedder, watch_builds=False)
+    harness = Harness(db, embedder, tmp_path / "server", plain_paths={"build-watcher"})
+    service = Service(harness.settings, db, embedder=embedder)
 
     def search(**arguments: Any) -> tuple[dict[str, Any], bool]:
         return service.call("semantic_search", harness.key, arguments)

@@ -190,30 +190,25 @@ def test_budget_fit_counts_few_lengths_when_items_differ_in_density(
     assert len(counted) <= 5, counted
 
 
-def test_budget_fit_tokenises_no_more_than_the_budget_needs(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_budget_fit_tokenises_no_more_than_the_budget_needs() -> None:
     """An answer far over the budget is tokenised only until the budget is passed
     (then around the cut), not to its end; the PARTIAL_RESULTS message gives its
     size as an estimate, close to the real count."""
-    import server.tokens
-    from server.envelope import dumps
+    from server.envelope import Counting, dumps
+    from server.tokens import count_tokens
 
     items = [{"id": i, "text": f"supplier note {i} " * 20} for i in range(400)]
 
     def build(n: int) -> dict[str, object]:
         return envelope("t", "req_1", items[:n], elapsed_ms=1.0)
 
-    real = server.tokens._counter()
     read: list[int] = []
 
     def counting(text: str) -> int:
         read.append(len(text))
-        return real(text)
+        return count_tokens(text)
 
-    monkeypatch.setattr(server.tokens, "_counter", lambda: counting)
-    env, kept = fit(build, len(items), budget=3_000, threshold=0.8)
-    monkeypatch.undo()
+    env, kept = fit(build, len(items), budget=3_000, threshold=0.8, counting=Counting(counting))
     assert account(env) <= 3_000 and 0 < kept < 60
     sent = len(dumps(env))
     whole = build(len(items))

@@ -276,10 +276,19 @@ def test_field_filtering(sample: Harness) -> None:
     assert "Allowed: chunk_id, hybrid_score, rank" in bad["error"]["message"]
 
 
+COUNTING_LAYERS = frozenset(
+    {"token-fast-path", "segment-memo", "bounded-count", "fit-interpolation"}
+)
+
+
+@pytest.mark.parametrize("layers", [frozenset(), COUNTING_LAYERS])
 def test_token_budget_degrades_to_fewer_results_and_the_cursor_continues(
-    sample_kb: Database, embedder: Any, tmp_path: Path
+    sample_kb: Database, embedder: Any, tmp_path: Path, layers: frozenset[str]
 ) -> None:
-    tight = Harness(sample_kb, embedder, tmp_path, max_tokens_per_response=2_000)
+    """With the token-counting speed layers on, and switched back to the plain path."""
+    tight = Harness(
+        sample_kb, embedder, tmp_path, max_tokens_per_response=2_000, plain_paths=layers
+    )
 
     async def scenario(client: Client) -> Any:
         first = (
@@ -303,6 +312,9 @@ def test_token_budget_degrades_to_fewer_results_and_the_cursor_continues(
     first, nxt = tight.run(scenario)
     codes = [w["code"] for w in first["warnings"]]
     assert "PARTIAL_RESULTS" in codes and first["_metadata"]["status"] == "partial"
+    # counted only up to the budget, the whole answer's size is an estimate
+    message = first["warnings"][0]["message"]
+    assert "tokens needed" in message and ("(about " in message) is not bool(layers)
     kept = len(first["results"])
     assert 0 < kept < 10 and first["pagination"]["returned_count"] == kept
     assert first["execution_context"]["tokens_estimated"] <= 2_000

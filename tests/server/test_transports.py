@@ -17,6 +17,7 @@ import anyio
 import orjson
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -46,25 +47,36 @@ def keyed(tmp_path: Path, sample_kb: Database) -> tuple[dict[str, str], str]:
     return env, key
 
 
-def test_stdio_session_with_the_sdk_client(keyed: tuple[dict[str, str], str]) -> None:
+@pytest.mark.parametrize(
+    ("plain_paths", "streams"),
+    [("", "streams on the event loop's pipes"), ("stdio", "the SDK's streams")],
+)
+def test_stdio_session_with_the_sdk_client(
+    keyed: tuple[dict[str, str], str], tmp_path: Path, plain_paths: str, streams: str
+) -> None:
+    """Over the server's own stdio streams (speed layer stdio) and the SDK's."""
     env, _ = keyed
+    env = env | {"KB_PLAIN_PATHS": plain_paths, "LOG_LEVEL": "INFO"}
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "server"], env=env, cwd=str(REPO)
     )
+    log = tmp_path / "server.log"
 
     async def main() -> Any:
-        async with Client(params) as client:
-            tools = await client.list_tools()
-            found = await client.call_tool(
-                "semantic_search", {"query": "iOS 17 end of support", "top_k": 3}
-            )
-            vendor = await client.call_tool("find_vendor_info", {"vendor_name": "Apple Inc"})
-            return tools, found, vendor
+        with log.open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                tools = await client.list_tools()
+                found = await client.call_tool(
+                    "semantic_search", {"query": "iOS 17 end of support", "top_k": 3}
+                )
+                vendor = await client.call_tool("find_vendor_info", {"vendor_name": "Apple Inc"})
+                return tools, found, vendor
 
     tools, found, vendor = anyio.run(main)
     assert len(tools.tools) == 7
     assert not found.is_error and found.structured_content["results"][0]["rank"] == 1
     assert vendor.structured_content["results"]["vendor_name"] == "Apple"
+    assert f"stdio: {streams}" in log.read_text()
 
 
 @pytest.fixture()
