@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 from kg.paths import Neighbourhood, PathResult
@@ -11,7 +11,27 @@ from server.envelope import envelope
 from server.tools.base import Call, Keyed, Tool, vendor_key_name
 
 
-class FindEntityPath(Tool):
+class _GraphQuestion(Tool):
+    """A question about one vendor's graph, cached with the vendor's answers."""
+
+    def key(self, build: int, args: Any) -> Keyed:
+        """The tool, the vendor as cache keys hold it, the relationship types, then
+        the other arguments in their order."""
+        types = args.relationship_types
+        rest = [
+            getattr(args, f.name)
+            for f in fields(args)
+            if f.name not in ("vendor_name", "relationship_types")
+        ]
+        return self.service.vendor_cache, (
+            self.name,
+            vendor_key_name(args.vendor_name),
+            tuple(types) if types is not None else None,
+            *rest,
+        )
+
+
+class FindEntityPath(_GraphQuestion):
     """The shortest chain of relationships linking two entities of a vendor's graph."""
 
     name = "find_entity_path"
@@ -23,17 +43,6 @@ class FindEntityPath(Tool):
         to_entity: str
         max_hops: int = 6
         relationship_types: Sequence[str] | None = None
-
-    def key(self, build: int, args: Arguments) -> Keyed:
-        return _key(
-            self,
-            "path",
-            args.vendor_name,
-            args.relationship_types,
-            args.from_entity,
-            args.to_entity,
-            args.max_hops,
-        )
 
     def fresh(self, call: Call, build: int, args: Arguments) -> dict[str, Any]:
         kg = self.service.kg
@@ -56,7 +65,7 @@ class FindEntityPath(Tool):
         )
 
 
-class GetEntityNeighbors(Tool):
+class GetEntityNeighbors(_GraphQuestion):
     """Entities within ``depth`` relationships of an entity, closest first;
     relationships are dropped first, then the farthest neighbours, to fit the budget."""
 
@@ -69,17 +78,6 @@ class GetEntityNeighbors(Tool):
         depth: int = 1
         relationship_types: Sequence[str] | None = None
         limit: int = 50
-
-    def key(self, build: int, args: Arguments) -> Keyed:
-        return _key(
-            self,
-            "neighbors",
-            args.vendor_name,
-            args.relationship_types,
-            args.entity,
-            args.depth,
-            args.limit,
-        )
 
     def fresh(self, call: Call, build: int, args: Arguments) -> dict[str, Any]:
         kg = self.service.kg
@@ -162,18 +160,6 @@ def relationship_rows(hood: Neighbourhood) -> list[dict[str, Any]]:
         }
         for r in hood.relationships
     ]
-
-
-def _key(
-    tool: Tool,
-    kind: str,
-    vendor_name: str,
-    relationship_types: Sequence[str] | None,
-    *rest: Hashable,
-) -> Keyed:
-    """A graph question's cache entry: vendor caches hold them, per vendor."""
-    types = tuple(relationship_types) if relationship_types is not None else None
-    return tool.service.vendor_cache, (kind, vendor_key_name(vendor_name), types, *rest)
 
 
 def _entity_ref(text: str) -> int | str:
