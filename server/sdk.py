@@ -118,7 +118,7 @@ def wire_result(text: str, structured: dict[str, Any], is_error: bool) -> dict[s
     }
 
 
-# --- client side (benchmarks) ---
+# --- client side (benchmarks and tests) ---
 
 
 def http_timeouts() -> httpx2.Timeout:
@@ -132,7 +132,7 @@ def http_timeouts() -> httpx2.Timeout:
 
 def http_client(headers: dict[str, str]) -> httpx2.AsyncClient:
     """The SDK transports' own HTTP client (``create_mcp_http_client`` of the private
-    ``mcp.shared._httpx_utils``) with ``headers`` on every request: a benchmark's session
+    ``mcp.shared._httpx_utils``) with ``headers`` on every request: a benchmark's or a test's session
     is then configured exactly as a default streamable-HTTP client's."""
     return create_mcp_http_client(headers=headers)
 

@@ -27,11 +27,11 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from psycopg.conninfo import make_conninfo
 
 from extraction.pipeline import Rebuilder
 from server.auth import KeyStore
+from server.sdk import http_client
 from sql.database import Database
 from tests.fixtures import REPO
 from tests.fixtures.corpus import change_corpus, snapshot, write_corpus
@@ -58,7 +58,7 @@ def _server_env(conninfo: str, keys: Path, **extra: str) -> dict[str, str]:
 async def _session(url: str, key: str) -> AsyncIterator[Client]:
     """An MCP client session over streamable HTTP."""
     async with (
-        create_mcp_http_client(headers={"X-API-Key": key}) as http,
+        http_client({"X-API-Key": key}) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
         yield client

@@ -16,10 +16,10 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from extraction.pipeline import Rebuilder
 from server.auth import KeyStore
+from server.sdk import http_client
 from sql.database import Database
 from tests.fixtures import REPO
 from tests.fixtures.reliability import record
@@ -35,7 +35,7 @@ MINUTE_LIMIT = 100
 @asynccontextmanager
 async def _session(url: str, key: str) -> AsyncIterator[Client]:
     async with (
-        create_mcp_http_client(headers={"X-API-Key": key}) as http,
+        http_client({"X-API-Key": key}) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
         yield client

@@ -19,9 +19,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from server.auth import KeyStore, digest
+from server.sdk import http_client
 from sql.database import Database
 from tests.fixtures import REPO
 from tests.fixtures.reliability import record
@@ -93,7 +93,7 @@ def http_server(keyed: tuple[dict[str, str], str]) -> Iterator[tuple[str, str]]:
 def _http_call(url: str, headers: dict[str, str], tool: str, args: dict[str, Any]) -> Any:
     async def main() -> Any:
         async with (
-            create_mcp_http_client(headers=headers) as http,
+            http_client(headers) as http,
             Client(streamable_http_client(url, http_client=http)) as client,
         ):
             return await client.call_tool(tool, args)
@@ -371,7 +371,7 @@ def test_rate_limits_are_exact_over_http_and_one_key_cannot_exhaust_another(
 
     async def calls(key: str, who: str, n: int) -> None:
         async with (
-            create_mcp_http_client(headers={"X-API-Key": key}) as http,
+            http_client({"X-API-Key": key}) as http,
             Client(streamable_http_client(url, http_client=http)) as client,
         ):
 
