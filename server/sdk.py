@@ -132,8 +132,8 @@ def http_timeouts() -> httpx2.Timeout:
 
 def http_client(headers: dict[str, str]) -> httpx2.AsyncClient:
     """The SDK transports' own HTTP client (``create_mcp_http_client`` of the private
-    ``mcp.shared._httpx_utils``) with ``headers`` on every request: a benchmark's or a test's session
-    is then configured exactly as a default streamable-HTTP client's."""
+    ``mcp.shared._httpx_utils``) with ``headers`` on every request: a benchmark's or a
+    test's session is then configured exactly as a default streamable-HTTP client's."""
     return create_mcp_http_client(headers=headers)
 
 
