@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install inspector demo serve test lint eval eval-search eval-kg bench bench-search bench-kg bench-server bench-load bench-replicas bench-workers reliability notebook clean-db
+.PHONY: install inspector demo serve test lint eval eval-search eval-kg bench bench-search bench-kg bench-lifecycle bench-server bench-load bench-replicas bench-workers reliability notebook clean-db
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,11 @@ eval-kg: install
 ## Vendor graph benchmark (synthetic 1k/10k/50k and the largest real vendors).
 bench-kg: install
 	$(BIN)/python -m bench.kg
+
+## Release cycles: get_lifecycle for one vendor and eol-risk over every cycle, beside
+## the bare SQL (builds kb_eval_vendor_corpus first, incremental after the first run).
+bench-lifecycle: install
+	$(BIN)/python -m bench.lifecycle
 
 ## Run the exploration notebook against the knowledge base `make demo` built and
 ## refresh the README picture.

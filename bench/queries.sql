@@ -56,3 +56,17 @@ LIMIT 10;
 -- rebuild_documents --
 -- The stored notes, to write their release cycles again (the lifecycle cost).
 SELECT id, vendor_id, source_path FROM documents;
+
+-- lifecycle_largest_vendor --
+-- The vendor with the most release cycles (the lifecycle benchmark's one vendor).
+SELECT v.id AS vendor_id, v.name AS vendor, count(*) AS cycles
+FROM release_cycles c
+JOIN lifecycle_products lp ON lp.document_id = c.document_id
+JOIN vendors v ON v.id = lp.vendor_id
+WHERE v.name NOT LIKE '\_%%'
+GROUP BY v.id, v.name
+ORDER BY count(*) DESC, v.name
+LIMIT 1;
+
+-- lifecycle_cycle_count --
+SELECT count(*) AS n FROM release_cycles;

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import psycopg
 from rapidfuzz import fuzz, process
 
@@ -182,7 +183,8 @@ def read_cycles(
                 codename=r["codename"],
                 label=r["label"],
                 link=r["link"],
-                extra=dict(r["extra"] or {}),
+                # read as text and parsed here: orjson, about ten times the stdlib's speed
+                extra=orjson.loads(r["extra"]) if r["extra"] else {},
             )
         )
     return out
@@ -305,6 +307,8 @@ def read_eol_risk(
     """Every end of support (end of life or of extended support) from ``as_of`` to
     ``within_days`` later, soonest first."""
     until = as_of + dt.timedelta(days=check_within(within_days))
+    # planned for its own dates every time: a generic plan of this statement (psycopg
+    # prepares a statement run five times) took 75-270 ms where its own took 11-23 ms
     rows = conn.execute(
         queries()["kg_eol_risk"],
         {
@@ -314,6 +318,7 @@ def read_eol_risk(
             "category": category,
             "limit": limit,
         },
+        prepare=False,
     ).fetchall()
     out = []
     for r in rows:

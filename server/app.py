@@ -7,6 +7,10 @@ is not valid Unicode (lone surrogates) and out-of-range values get
 INVALID_PARAMS naming what to change (a query over 500 characters gets
 QUERY_TOO_LONG). Every answer is the envelope, as structured content
 (matching the published output schema) and as JSON text.
+
+The module is long (about 530 lines) because it holds every tool's published
+signature, with each parameter's bounds and description, in one place; each tool's
+logic is its class in :mod:`server.tools`.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ INSTRUCTIONS = """\
 Vendor knowledge: hybrid search over a business's vendor notes and a per-vendor knowledge graph.
 Start light and fetch more only for what matters: semantic_search in ids_only or metadata mode,
 then get_chunk for the best few in full; find_vendor_info in metadata mode, then preview or full.
+Support questions (is a version still supported, what reaches end of life when): get_lifecycle.
 Vendor names are resolved loosely (case, legal suffixes, typos); an ambiguous name returns the
 candidates to choose from."""
 
@@ -338,6 +343,82 @@ def create_server(
                 "vendor_name": vendor_name,
                 "response_mode": response_mode,
                 "include_relationships": include_relationships,
+            },
+        )
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def get_lifecycle(
+        ctx: Context[Any, Any],
+        vendor: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=200,
+                description="vendor name as a person would type it; alone: every product of "
+                "the vendor",
+            ),
+        ] = None,
+        product: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=200,
+                description="product name (case, the vendor's name before it and slugs do not "
+                "matter; 'Windows Server 2016' is the product and its version); without a "
+                "vendor, any vendor's product",
+            ),
+        ] = None,
+        version: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=100,
+                description="a version to resolve to its release cycle ('17.0.2' -> '17')",
+            ),
+        ] = None,
+        as_of: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=40,
+                description="the date the support status is for, YYYY-MM-DD (default today)",
+            ),
+        ] = None,
+        within_days: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                le=10_000,
+                description="instead: every end of support across vendors (or of vendor) from "
+                "as_of to this many days later, soonest first",
+            ),
+        ] = None,
+        response_mode: Annotated[
+            Mode | None,
+            Field(
+                description="ids_only (cycle names), metadata (default: status and dates), "
+                "preview (what ends next, latest release) or full (everything the note says)"
+            ),
+        ] = None,
+        page_size: Annotated[int, Field(ge=1, le=500, description="cycles per page")] = 50,
+        cursor: Annotated[
+            str | None, Field(max_length=1000, description="pagination.cursor of the last page")
+        ] = None,
+    ) -> Annotated[CallToolResult, AnyEnvelope]:
+        """Which products and versions are supported, and until when: release cycles with
+        their support status as of a date, or the ends of support coming up across vendors."""
+        return await call(  # type: ignore[no-any-return]
+            ctx,
+            "get_lifecycle",
+            {
+                "vendor": vendor,
+                "product": product,
+                "version": version,
+                "as_of": as_of,
+                "within_days": within_days,
+                "response_mode": response_mode,
+                "page_size": page_size,
+                "cursor": cursor,
             },
         )
 

@@ -11,8 +11,11 @@ from kg.errors import (
     GraphError,
     GraphFailed,
     InvalidGraphRequest,
+    ProductAmbiguous,
+    ProductNotFound,
     VendorAmbiguous,
     VendorNotFound,
+    VersionNotFound,
 )
 from search.errors import (
     InvalidSearch,
@@ -34,6 +37,8 @@ class ErrorCode(StrEnum):
     INVALID_PARAMS = "INVALID_PARAMS"
     DB_CONNECTION = "DB_CONNECTION"
     SEARCH_FAILED = "SEARCH_FAILED"
+    PRODUCT_NOT_FOUND = "PRODUCT_NOT_FOUND"
+    PRODUCT_AMBIGUOUS = "PRODUCT_AMBIGUOUS"
 
 
 RECOVERY = {
@@ -47,6 +52,9 @@ RECOVERY = {
     ErrorCode.INVALID_PARAMS: "Check the parameter names, types and ranges in the tool's schema.",
     ErrorCode.DB_CONNECTION: "Retry with exponential backoff; the server reconnects by itself.",
     ErrorCode.SEARCH_FAILED: "Retry; if it persists, check the server log.",
+    ErrorCode.PRODUCT_NOT_FOUND: "Use a name from details.suggestions, or get_lifecycle with "
+    "only the vendor to list its products.",
+    ErrorCode.PRODUCT_AMBIGUOUS: "Use one of the full product names in details.suggestions.",
 }
 
 
@@ -87,6 +95,16 @@ def failure_from(exc: BaseException) -> ToolFailure | None:
         return ToolFailure(
             ErrorCode.VENDOR_NOT_FOUND, message, {"suggestions": list(exc.suggestions)}
         )
+    if isinstance(exc, ProductNotFound):
+        return ToolFailure(
+            ErrorCode.PRODUCT_NOT_FOUND, str(exc), {"suggestions": list(exc.suggestions)}
+        )
+    if isinstance(exc, ProductAmbiguous):
+        return ToolFailure(
+            ErrorCode.PRODUCT_AMBIGUOUS, str(exc), {"suggestions": list(exc.candidates)}
+        )
+    if isinstance(exc, VersionNotFound):
+        return ToolFailure(ErrorCode.INVALID_PARAMS, str(exc), {"cycles": list(exc.cycles)})
     if isinstance(exc, EntityNotFound):
         return ToolFailure(
             ErrorCode.INVALID_PARAMS, str(exc), {"suggestions": list(exc.suggestions)}

@@ -150,6 +150,7 @@ class VendorResult(_Model):
     total_entities: int | None = None
     total_relationships: int | None = None
     last_updated: str | None = None
+    lifecycle: dict[str, Any] | None = None
 
 
 SearchEnvelope = Envelope[list[SearchItem]]

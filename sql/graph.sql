@@ -153,26 +153,32 @@ ORDER BY lp.product_key, lp.document_id;
 -- kg_lifecycle_cycles --
 SELECT document_id, position, cycle, release_date, eol, eol_flag, eoas, eoas_flag, eoes,
        eoes_flag, lts, lts_flag, discontinued, discontinued_flag, latest, latest_release_date,
-       codename, label, link, extra
+       codename, label, link, extra::text AS extra
 FROM release_cycles
 WHERE document_id = ANY(%(document_ids)s)
 ORDER BY document_id, position;
 
 -- kg_eol_risk --
 -- Every end of support (end of life, end of extended support) from as_of to until,
--- soonest first, optionally of one vendor or one category.
-SELECT e.kind, e.day, c.cycle, c.position, c.label, c.codename, c.release_date, c.latest,
-       c.eol, c.eol_flag, c.eoes, c.eoes_flag, lp.product, lp.category, lp.labels,
+-- soonest first, optionally of one vendor or one category. The window is found on
+-- the partial index of each date; only the cycles in it are joined.
+WITH ends AS (
+    SELECT 'eol' AS kind, eol AS day, document_id, position, cycle, label, codename, release_date, latest, eol, eol_flag, eoes, eoes_flag
+    FROM release_cycles WHERE eol BETWEEN %(as_of)s AND %(until)s
+    UNION ALL
+    SELECT 'eoes', eoes, document_id, position, cycle, label, codename, release_date, latest, eol, eol_flag, eoes, eoes_flag
+    FROM release_cycles WHERE eoes BETWEEN %(as_of)s AND %(until)s
+)
+SELECT e.kind, e.day, e.cycle, e.position, e.label, e.codename, e.release_date, e.latest,
+       e.eol, e.eol_flag, e.eoes, e.eoes_flag, lp.product, lp.category, lp.labels,
        v.name AS vendor, d.source_path
-FROM release_cycles c
-CROSS JOIN LATERAL (VALUES ('eol', c.eol), ('eoes', c.eoes)) AS e(kind, day)
-JOIN lifecycle_products lp ON lp.document_id = c.document_id
+FROM ends e
+JOIN lifecycle_products lp ON lp.document_id = e.document_id
 JOIN vendors v ON v.id = lp.vendor_id
 JOIN documents d ON d.id = lp.document_id
-WHERE e.day >= %(as_of)s AND e.day <= %(until)s
-  AND (%(vendor_id)s::bigint IS NULL OR lp.vendor_id = %(vendor_id)s::bigint)
+WHERE (%(vendor_id)s::bigint IS NULL OR lp.vendor_id = %(vendor_id)s::bigint)
   AND (%(category)s::text IS NULL OR lower(lp.category) = lower(%(category)s::text))
-ORDER BY e.day, v.name, lp.product, c.position, e.kind
+ORDER BY e.day, v.name, lp.product, e.position, e.kind
 LIMIT %(limit)s;
 
 -- kg_lifecycle_categories --

@@ -7,6 +7,7 @@ published with are :mod:`server.app`.
 
 from server.tools.base import Tool
 from server.tools.graph import FindEntityPath, GetEntityNeighbors
+from server.tools.lifecycle import GetLifecycle
 from server.tools.metrics import GetServerMetrics
 from server.tools.search import GetChunk, SemanticSearch
 from server.tools.vendors import FindVendorInfo, ListVendors
@@ -19,5 +20,6 @@ TOOLS: tuple[type[Tool], ...] = (
     ListVendors,
     FindEntityPath,
     GetEntityNeighbors,
+    GetLifecycle,
     GetServerMetrics,
 )

@@ -11,6 +11,7 @@ from server.envelope import envelope
 from server.settings import ResponseMode
 from server.shaping import vendor_result
 from server.tools.base import Call, Keyed, Tool, vendor_key_name
+from server.tools.lifecycle import lifecycle_summary
 
 
 class FindVendorInfo(Tool):
@@ -50,6 +51,12 @@ class FindVendorInfo(Tool):
             graph=graph,
             include_relationships=args.include_relationships,
         )
+        life = lifecycle_summary(kg.lifecycle(info), mode)
+        # in full mode every cycle is listed; to fit the budget they go first, then
+        # relationships, then entities (get_lifecycle pages through every cycle)
+        cycles = [
+            (i, c) for i, p in enumerate(life.get("products", [])) for c in p.get("cycles", [])
+        ]
         entity_key = "entities" if "entities" in result else "entity_ids"
         rel_key = "relationships" if "relationships" in result else "relationship_ids"
         entities = list(result.get(entity_key) or [])
@@ -64,6 +71,7 @@ class FindVendorInfo(Tool):
                 shown[entity_key] = entities[: min(len(entities), n)]
             if rel_key in result:
                 shown[rel_key] = relationships[: max(0, n - len(entities))]
+            shown["lifecycle"] = _cycles_shown(life, cycles, n - len(entities) - len(relationships))
             return envelope(
                 "find_vendor_info",
                 call.rid,
@@ -73,12 +81,23 @@ class FindVendorInfo(Tool):
                 build_id=build,
             )
 
-        return self.fit(
-            build_env,
-            len(entities) + len(relationships),
-            "entities and relationships",
-            entities + relationships,
-        )
+        items = entities + relationships + [c for _, c in cycles]
+        return self.fit(build_env, len(items), "entities, relationships and release cycles", items)
+
+
+def _cycles_shown(
+    life: dict[str, Any], cycles: list[tuple[int, dict[str, Any]]], n: int
+) -> dict[str, Any]:
+    """The lifecycle summary with the first ``n`` of its listed cycles (all when none
+    are listed), and how many are left out."""
+    if not cycles:
+        return life
+    kept = cycles[: max(0, n)]
+    products = [
+        {**p, "cycles": [c for i, c in kept if i == index]}
+        for index, p in enumerate(life["products"])
+    ]
+    return {**life, "products": products, "cycles_left_out": len(cycles) - len(kept)}
 
 
 class ListVendors(Tool):

@@ -68,6 +68,7 @@ def test_tools_resources_and_schemas_are_published(sample: Harness) -> None:
         "list_vendors",
         "find_entity_path",
         "get_entity_neighbors",
+        "get_lifecycle",
         "get_server_metrics",
     }
     for tool in tools:
