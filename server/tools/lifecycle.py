@@ -25,6 +25,7 @@ from kg.lifecycle import (
     risk_dict,
 )
 from server.envelope import envelope
+from server.errors import ErrorCode, ToolFailure
 from server.settings import ResponseMode
 from server.tools.base import Call, Keyed, Tool, vendor_key_name
 
@@ -244,5 +245,9 @@ class GetLifecycle(Tool):
 
 
 def _day(as_of: str | None) -> dt.date:
-    """The date the answer is for (today when not given)."""
-    return checked_as_of(as_of)
+    """The date the answer is for (today when not given); INVALID_PARAMS for one that
+    is not a date (also when only the cache key is being made)."""
+    try:
+        return checked_as_of(as_of)
+    except InvalidGraphRequest as exc:
+        raise ToolFailure(ErrorCode.INVALID_PARAMS, str(exc)) from None

@@ -32,6 +32,7 @@ predicts what null gets. Figures go to the reliability report
 from __future__ import annotations
 
 import base64
+import datetime
 import math
 import os
 import re
@@ -71,6 +72,9 @@ INVALID = ErrorCode.INVALID_PARAMS.value
 TOO_LONG = ErrorCode.QUERY_TOO_LONG.value
 NOT_FOUND = ErrorCode.VENDOR_NOT_FOUND.value
 AMBIGUOUS = ErrorCode.VENDOR_AMBIGUOUS.value
+NO_PRODUCT = ErrorCode.PRODUCT_NOT_FOUND.value
+PRODUCTS = ErrorCode.PRODUCT_AMBIGUOUS.value
+ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 # -- the contract, as the model reads it ------------------------------------------------
 
@@ -172,6 +176,16 @@ SPEC: dict[str, dict[str, Param]] = {
         "depth": Param("int", lo=1, hi=5),
         "relationship_types": TYPES,
         "limit": Param("int", lo=1, hi=500),
+    },
+    "get_lifecycle": {
+        "vendor": Param("str", nullable=True, lo=1, hi=MAX_NAME),
+        "product": Param("str", nullable=True, lo=1, hi=MAX_NAME),
+        "version": Param("str", nullable=True, lo=1, hi=100),
+        "as_of": Param("str", nullable=True, lo=1, hi=40),
+        "within_days": Param("int", nullable=True, lo=1, hi=10_000),
+        "response_mode": Param("mode", nullable=True),
+        "page_size": Param("int", lo=1, hi=500),
+        "cursor": Param("str", nullable=True, hi=1000),
     },
     "get_server_metrics": {},
 }
@@ -410,6 +424,32 @@ def _graph(a: dict[str, Any], facts: Facts, refs: list[str]) -> Expect:
     return Expect.of(OK) if all(k == "own" for k in kinds) else Expect.of(OK, INVALID)
 
 
+def _lifecycle(a: dict[str, Any], facts: Facts) -> Expect:
+    """Names, versions and dates are checked by the tool; only a malformed call is
+    predicted exactly (a vendor that resolves may still lack the product asked for)."""
+    as_of = a.get("as_of")
+    if as_of is not None and not _calendar_day(as_of):
+        return Expect.of(INVALID, says="as_of")
+    if a.get("cursor") is not None:  # cursors of this tool are never harvested
+        return Expect.of(INVALID)
+    within, vendor, product = a.get("within_days"), a.get("vendor"), a.get("product")
+    if within is not None and (product is not None or a.get("version") is not None):
+        return Expect.of(INVALID, says="within_days")
+    if within is None and vendor is None and product is None:
+        return Expect.of(INVALID, says="Give a vendor")
+    return Expect(frozenset({OK, INVALID, NOT_FOUND, AMBIGUOUS, NO_PRODUCT, PRODUCTS}))
+
+
+def _calendar_day(text: str) -> bool:
+    if not ISO_DAY.match(text.strip()):
+        return False
+    try:
+        datetime.date.fromisoformat(text.strip())
+    except ValueError:
+        return False
+    return True
+
+
 SEMANTICS: dict[str, Callable[[dict[str, Any], Facts], Expect]] = {
     "semantic_search": _search,
     "find_vendor_info": _vendor_info,
@@ -417,6 +457,7 @@ SEMANTICS: dict[str, Callable[[dict[str, Any], Facts], Expect]] = {
     "list_vendors": _list_vendors,
     "find_entity_path": lambda a, f: _graph(a, f, [a["from_entity"], a["to_entity"]]),
     "get_entity_neighbors": lambda a, f: _graph(a, f, [a["entity"]]),
+    "get_lifecycle": _lifecycle,
     "get_server_metrics": lambda a, f: Expect.of(OK),
 }
 
@@ -785,6 +826,27 @@ def strategies(facts: Facts) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
         "get_entity_neighbors": graph_args(
             ["entity"], {"depth": st.integers(1, 5), "limit": st.integers(1, 500)}
         ),
+        "get_lifecycle": arguments(
+            {
+                "vendor": (names, False),
+                "product": (
+                    weighted(
+                        (40, st.sampled_from(["Python", "confluence", "dotnet", "Windows"])),
+                        (10, st.sampled_from(["Python 3.12", "Jira Software 10.2"])),
+                        (50, texts),
+                    ),
+                    False,
+                ),
+                "version": (st.sampled_from(["3.12.1", "10.2", "v17", "11 SP3", "x"]), False),
+                "as_of": (
+                    st.sampled_from(["2026-01-15", "2024-13-01", "2024", "", "2020-02-30"]),
+                    False,
+                ),
+                "within_days": (st.integers(-2, 10_002), False),
+                "response_mode": (modes, False),
+                "page_size": (st.integers(0, 501), False),
+            }
+        ),
         "get_server_metrics": arguments({}),
     }
     share = {
@@ -794,6 +856,7 @@ def strategies(facts: Facts) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
         "list_vendors": 10,
         "find_entity_path": 15,
         "get_entity_neighbors": 15,
+        "get_lifecycle": 10,
         "get_server_metrics": 10,
     }
     return weighted(*((share[t], st.tuples(st.just(t), per_tool[t])) for t in TOOLS))

@@ -73,7 +73,7 @@ def test_stdio_session_with_the_sdk_client(
                 return tools, found, vendor
 
     tools, found, vendor = anyio.run(main)
-    assert len(tools.tools) == 7
+    assert len(tools.tools) == 8
     assert not found.is_error and found.structured_content["results"][0]["rank"] == 1
     assert vendor.structured_content["results"]["vendor_name"] == "Apple"
     assert f"stdio: {streams}" in log.read_text()
