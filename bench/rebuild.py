@@ -188,8 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, str(REPO))
         from sql.embedded import start_embedded
 
-        bare = _bare_limits(start_embedded(work / "pgdata"))
         conninfo = start_embedded(work / "pgdata")
+        bare = _bare_limits(conninfo)
         lifecycle = _lifecycle_cost(corpus, conninfo, args.repeats)
         no_change = []
         for _ in range(args.repeats):

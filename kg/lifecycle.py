@@ -42,6 +42,17 @@ DEFAULT_PHASE_NAMES = {"eoas": "active support", "eol": "support", "eoes": "exte
 _LABEL_KEY = {"eoas": "eoasColumn", "eol": "eolColumn", "eoes": "eoesColumn"}
 
 
+def phase_names(labels: dict[str, Any]) -> dict[str, str]:
+    """``eoas`` / ``eol`` / ``eoes`` -> what a product calls the phase that ends there
+    (``eolColumn: Core Support`` -> ``Core Support``), else the default name."""
+    out = dict(DEFAULT_PHASE_NAMES)
+    for phase, key in _LABEL_KEY.items():
+        value = labels.get(key)
+        if isinstance(value, str) and value.strip():
+            out[phase] = re.sub(r"<[^>]*>", "", value).strip()
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Product:
     """A product note with release cycles, as stored (``lifecycle_products``)."""
@@ -59,14 +70,8 @@ class Product:
     source_path: str
 
     def phase_names(self) -> dict[str, str]:
-        """``eoas`` / ``eol`` / ``eoes`` -> what this product calls the phase that ends
-        there (``eolColumn: Core Support`` -> ``Core Support``)."""
-        out = dict(DEFAULT_PHASE_NAMES)
-        for phase, key in _LABEL_KEY.items():
-            value = self.labels.get(key)
-            if isinstance(value, str) and value.strip():
-                out[phase] = re.sub(r"<[^>]*>", "", value).strip()
-        return out
+        """What this product calls each phase (:func:`phase_names`)."""
+        return phase_names(self.labels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,11 +327,7 @@ def read_eol_risk(
     ).fetchall()
     out = []
     for r in rows:
-        names = dict(DEFAULT_PHASE_NAMES)
-        labels = r["labels"] or {}
-        value = labels.get(_LABEL_KEY[r["kind"]])
-        if isinstance(value, str) and value.strip():
-            names[r["kind"]] = re.sub(r"<[^>]*>", "", value).strip()
+        names = phase_names(r["labels"] or {})
         out.append(
             RiskEvent(
                 day=r["day"],
@@ -383,7 +384,8 @@ def product_and_version(
 # -- the answers as JSON: one form for the CLI, the notebook and the MCP tool ----
 
 
-def _phase_json(value: Any) -> Any:
+def phase_json(value: Any) -> Any:
+    """A date as ISO text; a flag or None as it is."""
     return value.isoformat() if isinstance(value, dt.date) else value
 
 
@@ -396,25 +398,25 @@ def cycle_dict(product: Product, c: CycleAnswer) -> dict[str, Any]:
         "cycle": row.cycle,
         "label": row.label,
         "codename": row.codename,
-        "release_date": _phase_json(row.release_date),
+        "release_date": phase_json(row.release_date),
         "released": status.released,
         "status": status.status,
         "phase": status.phase,
         "support": {
-            "active_support_ends": _phase_json(row.eoas),
-            "support_ends": _phase_json(row.eol),
-            "extended_support_ends": _phase_json(row.eoes),
+            "active_support_ends": phase_json(row.eoas),
+            "support_ends": phase_json(row.eol),
+            "extended_support_ends": phase_json(row.eoes),
         },
-        "lts": _phase_json(row.lts),
-        "discontinued": _phase_json(row.discontinued),
+        "lts": phase_json(row.lts),
+        "discontinued": phase_json(row.discontinued),
         "latest": row.latest,
-        "latest_release_date": _phase_json(row.latest_release_date),
+        "latest_release_date": phase_json(row.latest_release_date),
         "is_newest": c.is_newest,
         "next_change": None
         if status.next_change is None
         else {
             "ends": names[status.next_change],
-            "date": _phase_json(status.next_change_date),
+            "date": phase_json(status.next_change_date),
             "days": status.days_to_next_change,
         },
         "link": row.link,
@@ -442,19 +444,24 @@ def product_dict(answer: ProductAnswer, *, cycles: bool = True) -> dict[str, Any
     return out
 
 
+def version_dict(version: VersionAnswer | None) -> dict[str, Any] | None:
+    """The cycle a version belongs to, and whether it is that cycle's latest release."""
+    if version is None:
+        return None
+    return {
+        "version": version.version,
+        "cycle": version.cycle,
+        "cycle_latest": version.latest,
+        "is_latest": version.is_latest,
+    }
+
+
 def lifecycle_dict(answer: LifecycleAnswer) -> dict[str, Any]:
     return {
         "vendor": answer.vendor,
         "as_of": answer.as_of.isoformat(),
         "products": [product_dict(p) for p in answer.products],
-        "version": None
-        if answer.version is None
-        else {
-            "version": answer.version.version,
-            "cycle": answer.version.cycle,
-            "cycle_latest": answer.version.latest,
-            "is_latest": answer.version.is_latest,
-        },
+        "version": version_dict(answer.version),
     }
 
 
@@ -470,6 +477,6 @@ def risk_dict(event: RiskEvent) -> dict[str, Any]:
         "cycle": event.cycle,
         "label": event.label,
         "latest": event.latest,
-        "extended_support_until": _phase_json(event.extended_after),
+        "extended_support_until": phase_json(event.extended_after),
         "source_file": event.source_path,
     }

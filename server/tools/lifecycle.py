@@ -21,8 +21,10 @@ from kg.lifecycle import (
     RiskEvent,
     checked_as_of,
     cycle_dict,
+    phase_json,
     product_dict,
     risk_dict,
+    version_dict,
 )
 from server.envelope import envelope
 from server.errors import ErrorCode, ToolFailure
@@ -110,7 +112,7 @@ def lifecycle_summary(answer: LifecycleAnswer, mode: str) -> dict[str, Any]:
                 {
                     "cycle": c.row.cycle,
                     "status": c.status.status,
-                    "support_ends": cycle_dict(p.product, c)["support"]["support_ends"],
+                    "support_ends": phase_json(c.row.eol),
                 }
                 for c in p.cycles
             ]
@@ -193,7 +195,7 @@ class GetLifecycle(Tool):
                 "until": (day + dt.timedelta(days=args.within_days)).isoformat(),
                 "vendor": events[0].vendor if args.vendor and events else args.vendor,
             }
-            return self._page(call, build, args, offset, head, "events", items, len(events))
+            return self._page(call, build, args, bound, offset, head, "events", items, len(events))
         if args.vendor is None and args.product is None:
             raise InvalidGraphRequest("Give a vendor, a product, or within_days for the risk list.")
         answer = kg.lifecycle(args.vendor, args.product, version=args.version, as_of=day)
@@ -202,24 +204,20 @@ class GetLifecycle(Tool):
         head = {
             "vendor": answer.vendor,
             "as_of": answer.as_of.isoformat(),
-            "version": None
-            if answer.version is None
-            else {
-                "version": answer.version.version,
-                "cycle": answer.version.cycle,
-                "cycle_latest": answer.version.latest,
-                "is_latest": answer.version.is_latest,
-            },
+            "version": version_dict(answer.version),
             "products": [_product_item(p, mode) for p in answer.products],
         }
         message = None if cycles else "no release cycles in this vendor's notes"
-        return self._page(call, build, args, offset, head, "cycles", items, len(cycles), message)
+        return self._page(
+            call, build, args, bound, offset, head, "cycles", items, len(cycles), message
+        )
 
     def _page(
         self,
         call: Call,
         build: int,
         args: Arguments,
+        bound: str,
         offset: int,
         head: dict[str, Any],
         what: str,
@@ -227,8 +225,6 @@ class GetLifecycle(Tool):
         total: int,
         message: str | None = None,
     ) -> dict[str, Any]:
-        bound = self._bound(args, _day(args.as_of))
-
         def build_env(n: int) -> dict[str, Any]:
             return envelope(
                 self.name,
