@@ -74,7 +74,7 @@ def _queue_cost(pgdata: Path, units: int) -> dict[str, float]:
     rebuilder = Rebuilder(db)
     models = rebuilder.models_used()
     dim = rebuilder.model.dimension
-    runner = UnitRunner(rebuilder.model.name, rebuilder.embedder, rebuilder.extractor)
+    runner = UnitRunner(rebuilder.vectors, rebuilder.embedder, rebuilder.extractor)
     claims: list[float] = []
     finishes: list[float] = []
     with db.connect() as conn:
@@ -93,7 +93,7 @@ def _queue_cost(pgdata: Path, units: int) -> dict[str, float]:
             t1 = time.perf_counter()
             if unit is None:
                 break
-            rows = [(rebuilder.model.name, unit.items[0][0], vector)]
+            rows = [(rebuilder.vectors, unit.items[0][0], vector)]
             assert runner.finish(conn, unit, "bench", rows)
             t2 = time.perf_counter()
             claims.append(t1 - t0)

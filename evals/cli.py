@@ -13,7 +13,7 @@ from rich.markup import escape
 from evals.corpus import CorpusMissing
 from extraction.corpus import CorpusError
 from extraction.pipeline import RebuildError
-from search.embedder import EmbeddingConfigError
+from search.errors import EmbeddingConfigError
 from sql.errors import DatabaseError
 from sql.settings import settings_problem
 

@@ -147,7 +147,8 @@ def load_corpus(
     """Make the database hold exactly these chunks; False when it already did."""
     q = {**queries(), **eval_queries()}
     model = embedder.info
-    fingerprint = hashlib.sha256(model.name.encode())
+    vectors_name = embedder.name  # the model, and its precision unless fp32
+    fingerprint = hashlib.sha256(vectors_name.encode())
     for c in chunks:
         fingerprint.update(f"{c.doc_id}\t{c.index}\t{c.content_hash}\n".encode())
     with db.connect() as conn:
@@ -159,7 +160,7 @@ def load_corpus(
         missing = [
             r["content_hash"]
             for r in conn.execute(
-                q["missing_embeddings"], {"hashes": list(texts), "model": model.name}
+                q["missing_embeddings"], {"hashes": list(texts), "model": vectors_name}
             )
         ]
         with Progress(console=_stderr, transient=False) as progress:
@@ -169,13 +170,13 @@ def load_corpus(
                 with conn.cursor().copy(q["copy_embedding_cache"]) as copy:
                     copy.set_types(["text", "text", "vector"])
                     for h, v in zip(batch, vectors, strict=True):
-                        copy.write_row((model.name, h, v))
+                        copy.write_row((vectors_name, h, v))
                 conn.commit()  # a killed run keeps what it embedded
                 progress.advance(task, len(batch))
         vectors_by_hash = {
             r["content_hash"]: r["embedding"]
             for r in conn.execute(
-                q["fetch_embeddings"], {"hashes": list(texts), "model": model.name}
+                q["fetch_embeddings"], {"hashes": list(texts), "model": vectors_name}
             )
         }
         conn.execute(q["eval_clear"])

@@ -58,6 +58,9 @@ class BuildReport:
     """Units claimed again after a worker died or lost its lease."""
     workers: int = 0
     """Worker processes (this one included) that finished units."""
+    vectors_replaced: str | None = None
+    """The vector space the stored chunks had when this run embedded every note again
+    in its own (another precision of the same model); None when they matched."""
 
     @property
     def up_to_date(self) -> bool:
@@ -90,6 +93,7 @@ class BuildReport:
             ],
             "stage_seconds": {k: round(v, 3) for k, v in self.stage_seconds.items()},
             "models": self.models,
+            "vectors_replaced": self.vectors_replaced,
             "work": {
                 "units": self.work_units,
                 "claimed_again": self.work_units_claimed_again,
@@ -108,5 +112,7 @@ class Timer:
         try:
             yield
         finally:
-            elapsed = time.perf_counter() - start
-            self._report.stage_seconds[stage] = self._report.stage_seconds.get(stage, 0.0) + elapsed
+            self.add(stage, time.perf_counter() - start)
+
+    def add(self, stage: str, seconds: float) -> None:
+        self._report.stage_seconds[stage] = self._report.stage_seconds.get(stage, 0.0) + seconds

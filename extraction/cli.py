@@ -247,7 +247,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from extraction.progress import RichProgress
     from extraction.report import render_build_report
     from extraction.settings import ExtractionSettings
-    from search.embedder import EmbeddingConfigError, EmbeddingSettings
+    from search.embedder import EmbeddingSettings
+    from search.errors import EmbeddingConfigError
     from sql import DatabaseError
 
     try:
@@ -284,7 +285,8 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     from extraction.settings import ExtractionSettings
     from extraction.work import UnitRunner
     from extraction.workers import Stop, Worker, WorkerError, install_stop_on_sigterm
-    from search.embedder import EmbeddingConfigError, EmbeddingSettings
+    from search.embedder import EmbeddingSettings
+    from search.errors import EmbeddingConfigError
     from sql import DatabaseError
 
     try:
@@ -302,9 +304,9 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     try:
         models = Rebuilder(db, settings=settings, embedding_settings=embedding)
         # loaded before the first claim: a missing model fails here, not mid-unit
-        models.embedder()
+        models.embedder().prepare()
         models.extractor()
-        runner = UnitRunner(models.model.name, models.embedder, models.extractor)
+        runner = UnitRunner(models.vectors, models.embedder, models.extractor)
         worker = Worker(
             db,
             runner,

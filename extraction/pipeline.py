@@ -18,8 +18,9 @@ Stages and why they are split this way:
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +48,7 @@ from extraction.work import (
     extract_item,
     notify,
 )
-from search.embedder import Embedder, EmbeddingSettings, model_info
+from search.embedder import Embedder, EmbeddingSettings, model_info, vector_space
 from sql import queries
 from sql.database import Database, bind_embedding_model
 
@@ -121,7 +122,9 @@ class Rebuilder:
         self.embedding_settings = embedding_settings or EmbeddingSettings()
         self.progress = progress or NoProgress()
         self.model = model_info(self.embedding_settings.model_path)
-        self.publisher = Publisher(self.model.name, self.settings, self.progress)
+        # what the embedding caches and workers know this run's vectors by
+        self.vectors = vector_space(self.model, self.embedding_settings.precision)
+        self.publisher = Publisher(self.vectors, self.settings, self.progress)
         # Already-loaded models may be handed in (tests, long-lived processes);
         # otherwise each loads on first use, so a run with nothing new loads none.
         self._embedder = embedder
@@ -130,15 +133,19 @@ class Rebuilder:
     # -- models, loaded on first use --------------------------------------
     def embedder(self) -> Embedder:
         if self._embedder is None:
+            settings = self.embedding_settings
             self._embedder = Embedder(
                 self.model,
-                batch_size=self.embedding_settings.batch_size,
-                small_batch_max=self.embedding_settings.small_batch_max,
+                engine=settings.engine,
+                precision=settings.precision,
+                cache_dir=settings.cache_dir,
+                threads=settings.threads,
+                batch_size=settings.batch_size,
             )
-        elif self._embedder.info.name != self.model.name:
+        elif self._embedder.name != self.vectors:
             raise RebuildError(
-                f"the embedder in use is {self._embedder.info.name!r} but the configured model "
-                f"is {self.model.name!r}"
+                f"the embedder in use gives {self._embedder.name!r} vectors but the configured "
+                f"model and precision give {self.vectors!r}"
             )
         return self._embedder
 
@@ -157,7 +164,7 @@ class Rebuilder:
 
     def models_used(self) -> dict[str, str]:
         return {
-            "embedding": self.model.name,
+            "embedding": self.vectors,
             "embedding_dimension": str(self.model.dimension),
             "spacy": spacy_model_name(),
             "extractor_version": preparing.EXTRACTOR_VERSION,
@@ -209,7 +216,7 @@ class Rebuilder:
         conn.execute(q["mark_interrupted_builds"])
         conn.execute(q["drop_stale_work_units"])
         conn.commit()
-        bind_embedding_model(conn, self.model.name, self.model.dimension)
+        binding = bind_embedding_model(conn, self.model.name, self.model.dimension, self.vectors)
         stored = conn.execute(q["document_hashes"]).fetchall()
         existing = {r["source_path"]: r["content_hash"] for r in stored}
         # notes whose graph facts an older extractor made are extracted again
@@ -226,6 +233,12 @@ class Rebuilder:
             # release cycles read by another parser version (or none yet): every note
             # is read again; its text, embeddings and extractions stay cached
             candidates = set(on_disk)
+        new_vectors = bool(existing) and binding.vectors != self.vectors
+        if new_vectors:
+            # stored vectors are of another precision (same model): every note is
+            # embedded again, so the knowledge base holds one kind of vector
+            candidates = set(on_disk)
+            report.vectors_replaced = binding.vectors
         # An empty scan is far likelier a wrong path or an unmounted folder than
         # a wish to delete everything: it never deletes.
         deleted = sorted(
@@ -314,9 +327,10 @@ class Rebuilder:
                     rebuild_graphs,
                     # every stored note's cycles are then read by this version
                     lifecycle_current or set(existing) - set(deleted) <= set(on_disk),
+                    new_vectors,
                 )
             with timer("prune"):
-                conn.execute(q["prune_embedding_cache"], {"model": self.model.name})
+                conn.execute(q["prune_embedding_cache"], {"model": self.vectors})
                 conn.execute(q["prune_extraction_cache"])
                 conn.commit()
         except BaseException as exc:
@@ -393,7 +407,7 @@ class Rebuilder:
         to_embed = [
             r["content_hash"]
             for r in conn.execute(
-                q["missing_embeddings"], {"hashes": list(texts), "model": self.model.name}
+                q["missing_embeddings"], {"hashes": list(texts), "model": self.vectors}
             )
         ]
         to_extract = [
@@ -417,22 +431,70 @@ class Rebuilder:
             return
         from extraction.workers import Worker
 
-        worker = Worker(
-            self.db,
-            UnitRunner(self.model.name, self.embedder, self.extractor),
-            self.models_used(),
-            lease_s=self.settings.worker_lease_s,
-            poll_s=0.5,
-            reconnect_for_s=0,  # a lost database fails the rebuild at once, as before
-        )
+        def worker() -> Worker:
+            return Worker(
+                self.db,
+                UnitRunner(self.vectors, self.embedder, self.extractor),
+                self.models_used(),
+                lease_s=self.settings.worker_lease_s,
+                poll_s=0.5,
+                reconnect_for_s=0,  # a lost database fails the rebuild at once
+            )
+
+        items = build_progress(conn, build_id).items
+        if self.settings.overlap_work and all(items.get(kind, 0) for kind in KINDS):
+            self._overlap(worker, build_id, items, timer)
+            return
         for kind in KINDS:
             with timer(kind):
-                self.progress.stage(kind, build_progress(conn, build_id).items.get(kind, 0))
-                worker.run(
+                self.progress.stage(kind, items.get(kind, 0))
+                worker().run(
                     build_id,
                     kinds=(kind,),
                     on_done=lambda unit: self.progress.advance(unit.size),
                 )
+
+    def _overlap(
+        self,
+        worker: Callable[[], Any],
+        build_id: int,
+        items: dict[str, int],
+        timer: Timer,
+    ) -> None:
+        """Embedding in a thread while this one extracts: ONNX Runtime and most of
+        spaCy's work run outside the GIL, so on two cores the two take about as long
+        as the longer of them (``KB_REBUILD_OVERLAP=false``: one after the other;
+        docs/extraction.md gives the figures)."""
+        self.embedder().prepare()
+        self.extractor()
+        self.progress.stage("embed + extract", sum(items.get(kind, 0) for kind in KINDS))
+        seconds: dict[str, float] = {}
+        failed: list[BaseException] = []
+
+        def run(kind: str) -> None:
+            began = time.perf_counter()
+            try:
+                worker().run(
+                    build_id, kinds=(kind,), on_done=lambda unit: self.progress.advance(unit.size)
+                )
+            finally:
+                seconds[kind] = time.perf_counter() - began
+
+        def embed() -> None:
+            try:
+                run("embed")
+            except BaseException as exc:  # raised again by the rebuilding thread
+                failed.append(exc)
+
+        with timer("embed + extract"):
+            embedding = threading.Thread(target=embed, name="embed", daemon=True)
+            embedding.start()
+            run("extract")  # a failure here ends the rebuild; the daemon thread with it
+            embedding.join()
+        for kind, took in seconds.items():
+            timer.add(kind, took)
+        if failed:
+            raise failed[0]
 
     def _watch_workers(
         self, conn: psycopg.Connection[dict[str, Any]], build_id: int, timer: Timer

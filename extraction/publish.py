@@ -128,7 +128,10 @@ class Publisher:
         gazetteer: Gazetteer,
         all_vendors: bool = False,
         lifecycle_complete: bool = True,
+        new_vectors: bool = False,
     ) -> None:
+        """``new_vectors``: every note is rewritten with vectors of this run's vector
+        space (none keeps its chunk rows, whose vectors are of another)."""
         q = queries()
         all_hashes = sorted({h for p in prepared for h in p.chunk_hashes})
         self.progress.stage("publish", len(prepared) + 1)
@@ -190,7 +193,11 @@ class Publisher:
                     report.documents_reextracted += 1
                 else:
                     report.documents_changed += 1
-            kept = self.rekey_unchanged_chunks(conn, doc_ids, prepared, existing)
+            kept = (
+                set()
+                if new_vectors
+                else self.rekey_unchanged_chunks(conn, doc_ids, prepared, existing)
+            )
             rewrite = [
                 (doc_id, p)
                 for doc_id, p in zip(doc_ids, prepared, strict=True)
@@ -231,6 +238,8 @@ class Publisher:
                 conn.execute(
                     q["set_meta"], {"key": LIFECYCLE_META, "value": Jsonb(LIFECYCLE_VERSION)}
                 )
+            if new_vectors or prepared:
+                conn.execute(q["set_embedding_vectors"], {"vectors": self.model_name})
             conn.execute(q["set_meta"], {"key": GAZETTEER_META, "value": Jsonb(gazetteer.state())})
             conn.execute(
                 q["set_meta"], {"key": GRAPH_META, "value": Jsonb(graph_builder.GRAPH_VERSION)}

@@ -46,6 +46,12 @@ def render_build_report(console: Console, report: BuildReport, where: str) -> No
         )
     else:
         console.print(f"[bold green]Build #{report.build_id} published[/] to {escape(where)}")
+    if report.vectors_replaced:
+        now = report.models.get("embedding", "?")
+        console.print(
+            f"every note was embedded again: the stored vectors were "
+            f"{escape(report.vectors_replaced)!r}, now {escape(now)!r}"
+        )
     summary = Table(title="Summary", title_justify="left")
     summary.add_column("what")
     summary.add_column("count", justify="right")

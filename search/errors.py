@@ -46,3 +46,7 @@ class SearchFailed(SearchError):
 
 class SearchUnavailable(SearchFailed):
     """The database could not be reached: retry with exponential backoff."""
+
+
+class EmbeddingConfigError(ValueError):
+    """The configured embedding model or engine cannot be used."""

@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -200,9 +200,30 @@ def _keys(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _check_vector_space(db: Any, embedder: Any) -> None:
+    """Refuse to serve a knowledge base embedded by another model: its queries
+    would be compared with vectors of another space."""
+    from sql.database import bound_model
+    from sql.errors import ModelMismatch
+
+    with db.connect() as conn:
+        bound = bound_model(conn)
+    if bound is not None and (bound.name, bound.dimension) != (
+        embedder.info.name,
+        embedder.info.dimension,
+    ):
+        raise ModelMismatch(
+            f"{db.description} holds {bound.dimension}-d vectors from the embedding model "
+            f"{bound.name!r}, but the configured model is {embedder.info.name!r} "
+            f"({embedder.info.dimension}-d): configure the same model (KB_EMBEDDING_MODEL) "
+            "or rebuild into a new database"
+        )
+
+
 def _serve(args: argparse.Namespace) -> int:
     from kg.settings import GraphSettings
     from search.embedder import Embedder, EmbeddingSettings
+    from search.errors import EmbeddingConfigError
     from search.settings import SearchSettings
     from server.app import create_server
     from server.service import Service
@@ -228,7 +249,11 @@ def _serve(args: argparse.Namespace) -> int:
             f"no API keys in {db.description}: create one with `python -m server keys create NAME`",
             EXIT_USAGE,
         )
-    embedder = Embedder.from_settings(embedding_settings)
+    try:
+        embedder = Embedder.from_settings(embedding_settings).prepare()
+        _check_vector_space(db, embedder)
+    except (EmbeddingConfigError, DatabaseError) as exc:
+        raise CliError(str(exc)) from None
 
     def make_service() -> Service:
         return Service(

@@ -285,10 +285,21 @@ def migrate_from_history(conn: psycopg.Connection[Any]) -> None:
 class ModelBinding:
     name: str
     dimension: int
+    vectors: str
+    """What the stored vectors were computed as (the model, and its precision unless
+    fp32: ``search.embedder.vector_space``); ``name`` where it was never recorded."""
 
 
-def bind_embedding_model(conn: psycopg.Connection[Any], name: str, dimension: int) -> None:
-    """Fix the vector dimension to the model's on first use; refuse another model later."""
+def _binding(value: dict[str, Any]) -> ModelBinding:
+    name = str(value["name"])
+    return ModelBinding(name, int(value["dimension"]), str(value.get("vectors") or name))
+
+
+def bind_embedding_model(
+    conn: psycopg.Connection[Any], name: str, dimension: int, vectors: str | None = None
+) -> ModelBinding:
+    """Fix the vector dimension to the model's on first use; refuse another model
+    later. Returns the binding as stored (``vectors``: what a first binding records)."""
     q = queries()
     with conn.transaction():
         conn.execute(q["migration_lock"], {"key": _MIGRATION_LOCK})
@@ -296,14 +307,9 @@ def bind_embedding_model(conn: psycopg.Connection[Any], name: str, dimension: in
         if current is None:
             conn.execute(sql.SQL(q["bind_embedding_dimension"]).format(dim=sql.Literal(dimension)))
             conn.execute(q["create_hnsw_index"])
-            conn.execute(
-                q["set_meta"],
-                {
-                    "key": "embedding_model",
-                    "value": Jsonb({"name": name, "dimension": dimension}),
-                },
-            )
-            return
+            value = {"name": name, "dimension": dimension, "vectors": vectors or name}
+            conn.execute(q["set_meta"], {"key": "embedding_model", "value": Jsonb(value)})
+            return _binding(value)
         bound = current["value"]
         if bound.get("name") != name or int(bound.get("dimension", -1)) != dimension:
             raise ModelMismatch(
@@ -312,13 +318,14 @@ def bind_embedding_model(conn: psycopg.Connection[Any], name: str, dimension: in
                 "Configure the same model (KB_EMBEDDING_MODEL), or point KB_PGDATA / DATABASE_URL "
                 "at a new database and rebuild."
             )
+        return _binding(bound)
 
 
 def bound_model(conn: psycopg.Connection[Any]) -> ModelBinding | None:
     row = conn.execute(queries()["get_meta"], {"key": "embedding_model"}).fetchone()
     if row is None:
         return None
-    return ModelBinding(row["value"]["name"], int(row["value"]["dimension"]))
+    return _binding(row["value"])
 
 
 def server_conninfo(settings: DatabaseSettings) -> str:

@@ -42,6 +42,12 @@ SELECT value FROM kb_meta WHERE key = %(key)s;
 INSERT INTO kb_meta (key, value) VALUES (%(key)s, %(value)s)
 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now();
 
+-- set_embedding_vectors --
+-- What the published vectors were computed as (search.embedder.vector_space).
+UPDATE kb_meta
+SET value = jsonb_set(value, '{vectors}', to_jsonb(%(vectors)s::text)), updated_at = now()
+WHERE key = 'embedding_model';
+
 -- bind_embedding_dimension --
 -- A new type resets the column's storage to the type's own: set it back to MAIN
 -- (migration 0007: vectors in their rows).

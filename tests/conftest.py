@@ -6,4 +6,5 @@ pytest_plugins = [
     "tests.fixtures.kg",
     "tests.fixtures.search",
     "tests.fixtures.server",
+    "tests.fixtures.models",
 ]

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     load_corpus(db, data, chunk_corpus(data.corpus, "chunked"), embedder)
     scaled = named_database(server, SCALED_DATABASE)
     console.print(f"bringing {SCALED_DATABASE} to {args.scale:,} chunks ...")
-    build_scaled(db, scaled, args.scale, embedder.info.name, embedder.info.dimension)
+    build_scaled(db, scaled, args.scale, embedder.info.name, embedder.info.dimension, embedder.name)
     settings = SearchSettings()
     texts = [t.strip()[:500] for t in data.queries.values()][: args.warmup + args.queries]
 

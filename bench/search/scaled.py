@@ -20,11 +20,16 @@ SEED = 7
 
 
 def build_scaled(
-    source: Database, target: Database, chunks_wanted: int, model: str, dimension: int
+    source: Database,
+    target: Database,
+    chunks_wanted: int,
+    model: str,
+    dimension: int,
+    vectors: str | None = None,
 ) -> int:
     """Fill ``target`` with ``chunks_wanted`` chunks: whole copies of the source's
     documents (then part of one more), embeddings moved by noise. Returns the chunk
-    count; a target already built alike is reused."""
+    count; a target already built alike (``vectors``: of the same precision) is reused."""
     import numpy as np
     from psycopg.types.json import Jsonb
 
@@ -41,6 +46,7 @@ def build_scaled(
         "sigma": NOISE_SIGMA,
         "seed": SEED,
         "model": model,
+        "vectors": vectors or model,
     }
     by_doc: dict[int, list[Any]] = {}
     for c in chunks:

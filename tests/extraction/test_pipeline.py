@@ -69,7 +69,7 @@ def test_full_build_loads_chunks_graph_and_reports(
         assert all(r["evidence_sentence"] for r in rels)
         build = conn.execute("SELECT status, models FROM graph_builds").fetchone()
         assert build is not None and build["status"] == "complete"
-        assert build["models"]["embedding"] == "sentence-transformers/all-MiniLM-L6-v2"
+        assert build["models"]["embedding"] == "sentence-transformers/all-MiniLM-L6-v2 [int8]"
     assert report.entities_by_type and report.totals["chunks"] >= 5
     assert set(report.stage_seconds) >= {"scan", "parse", "chunk", "embed", "extract", "publish"}
 
@@ -205,6 +205,36 @@ def test_another_embedding_model_is_refused_and_nothing_changes(
     with pytest.raises(ModelMismatch, match="configured model is 'other-model@"):
         other.run(corpus)
     assert snapshot(db) == before
+
+
+def test_another_precision_embeds_every_note_again(
+    rebuilder: Rebuilder, db: Database, corpus: Path, extractor: Any
+) -> None:
+    """int8 and fp32 vectors of one model are one vector space, so a knowledge base of
+    one is accepted by the other; a rebuild at the other precision embeds every note
+    again (chunk rows rewritten), so the knowledge base never mixes the two."""
+    from search.embedder import EmbeddingSettings
+    from sql.database import bound_model
+
+    first = rebuilder.run(corpus)
+    assert rebuilder.vectors.endswith("[int8]") and first.vectors_replaced is None
+    with db.connect() as conn:
+        bound = bound_model(conn)
+        chunks = conn.execute("SELECT count(*) AS n FROM chunks").fetchone()["n"]
+    assert bound is not None and bound.vectors == rebuilder.vectors
+    fp32 = Rebuilder(
+        db, embedding_settings=EmbeddingSettings(KB_EMBEDDING_PRECISION="fp32"), extractor=extractor
+    )
+    report = fp32.run(corpus)
+    assert report.vectors_replaced == rebuilder.vectors
+    assert report.documents_unchanged == 0 and report.chunks_embedded == report.chunks_written
+    assert report.chunks_written == chunks and report.chunks_extracted == 0  # extractions cached
+    with db.connect() as conn:
+        bound = bound_model(conn)
+        cached = {r["model"] for r in conn.execute("SELECT DISTINCT model FROM embedding_cache")}
+    assert bound is not None and bound.vectors == bound.name == fp32.vectors
+    assert cached == {fp32.vectors}
+    assert fp32.run(corpus).up_to_date
 
 
 def test_empty_folder_publishes_nothing_and_says_so(
