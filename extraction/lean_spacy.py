@@ -2,8 +2,8 @@
 
 thinc imports torch eagerly if it is installed (about 2 s) just to offer
 torch-backed layers; en_core_web_sm runs on thinc's numpy ops and never uses
-them. A rebuild that changed one note embeds with the torch-free engine, so
-hiding torch while spaCy loads keeps that run within seconds. If torch is
+them. Embedding needs no torch either (ONNX Runtime, once the model's graph is
+cached), so hiding torch while spaCy loads keeps a one-note rebuild within seconds. If torch is
 already imported (a full rebuild), nothing is hidden.
 """
 

@@ -64,6 +64,24 @@ def test_invalid_setting_names_the_variable() -> None:
     assert "KB_CHUNK_TOKENS" in proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"KB_EMBEDDING_ENGINE": "tensorflow"}, "KB_EMBEDDING_ENGINE"),
+        ({"KB_EMBEDDING_PRECISION": "int4"}, "KB_EMBEDDING_PRECISION"),
+        (
+            {"KB_EMBEDDING_ENGINE": "torch", "KB_EMBEDDING_PRECISION": "int8"},
+            "needs KB_EMBEDDING_ENGINE=onnx",
+        ),
+        ({"KB_EMBED_THREADS": "-1"}, "KB_EMBED_THREADS"),
+    ],
+)
+def test_bad_embedding_settings_are_usage_errors(env: dict[str, str], named: str) -> None:
+    proc = run_cli("rebuild-graph", "samples/vendor_notes", env=env)
+    assert proc.returncode == 2
+    assert named in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
 def test_unreachable_database_is_one_line_without_password() -> None:
     proc = run_cli(
         "status",
