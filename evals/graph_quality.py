@@ -22,6 +22,9 @@ each labelled folder (``evals/data/vendor_graph/gold/*.json``, format and rule i
 
 The scoring is pure (:func:`score_folder`); :func:`read_folder` reads what the
 knowledge base holds for a folder.
+
+The module is long (about 570 lines) because the scoring rules above, the reading of
+a folder and the report's tables follow one another and share the matching of names.
 """
 
 from __future__ import annotations

@@ -38,6 +38,10 @@ Bad input, and what is done about it (``Problem.kind``):
 * ``duplicate_vendor``: vendor folders whose names normalise alike (``Apple`` and
   ``Apple_Inc.``): documents keep their own folder in ``metadata["vendor_folder"]``;
   the pipeline merges vendors by :func:`~extraction.names.normalize_name`.
+
+The module is long (about 520 lines) because the walk and the read decide every case
+above together (a symlink's target, a name's encoding, a file's bytes); the front
+matter (:mod:`extraction.front_matter`) already lives apart.
 """
 
 from __future__ import annotations

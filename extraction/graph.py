@@ -18,6 +18,10 @@ is not founded by a product) and reach its type's confidence floor
 (:data:`MIN_CONFIDENCE`); co-occurrence stays a weak MENTIONED_WITH, capped per
 vendor. Every edge keeps the evidence sentence and chunk it came from, and the
 chunks of its other evidence.
+
+The module is long (about 510 lines) because resolution, typing and the relationship
+filters read one vendor's mentions together; the name rules (:mod:`extraction.graph_names`)
+and the notes' structure (:mod:`extraction.graph_notes`) already live apart.
 """
 
 from __future__ import annotations

@@ -14,6 +14,11 @@ Stages and why they are split this way:
    deletes removed documents, and rewrites the graph of every affected vendor.
    Readers on other connections see the old knowledge base or the new one,
    never a mix; a kill before the commit leaves the previous one intact.
+
+Embedding and extraction overlap in two threads by default (``KB_REBUILD_OVERLAP``).
+The module is long (about 540 lines) because it is the stages' order and their
+decisions in one class; what each stage does lives in its own module (``prepare``,
+``work``, ``workers``, ``publish``).
 """
 
 from __future__ import annotations
