@@ -6,8 +6,6 @@ In one run, on one machine:
    ONNX graph already cached: making it once is timed apart, into an empty cache);
 2. the limits it is compared with: the same chunk texts through a bare
    ``SentenceTransformer.encode`` loop and a bare ``nlp.pipe`` loop;
-   and the same full rebuild with ``KB_REBUILD_OVERLAP=false`` (embedding, then
-   extraction), into another new database, for what the overlap gains;
 3. ``rebuild-graph`` again with nothing changed (N times, median);
 4. ``rebuild-graph`` after changing one file (N times, median);
 5. what the release cycles add to a full rebuild: reading every note's cycles from
@@ -202,13 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     Embedder(model_info(), cache_dir=cache).prepare()  # graphs made before any timing
     env = {**os.environ, "KB_PGDATA": str(work / "pgdata"), "KB_MODEL_CACHE": str(cache)}
     env.pop("DATABASE_URL", None)
-    plain_env = {**env, "KB_PGDATA": str(work / "pgdata-plain"), "KB_REBUILD_OVERLAP": "false"}
     try:
         console.print(f"full rebuild of {corpus} ...")
         full_s, full = rebuild(corpus, env)
-        console.print(f"  {full_s:.1f} s; again with KB_REBUILD_OVERLAP=false ...")
-        plain_s, plain = rebuild(corpus, plain_env)
-        console.print(f"  {plain_s:.1f} s; the ONNX graphs made into an empty cache ...")
+        console.print(f"  {full_s:.1f} s; the ONNX graphs made into an empty cache ...")
         export_s = _graph_export_s()
         console.print(f"  {export_s:.1f} s; bare encode / nlp.pipe on the same chunks ...")
         from sql.embedded import start_embedded
@@ -233,7 +228,6 @@ def main(argv: list[str] | None = None) -> int:
         from sql.embedded import stop_embedded
 
         stop_embedded(work / "pgdata")
-        stop_embedded(work / "pgdata-plain")
         shutil.rmtree(work, ignore_errors=True)
 
     limit = bare["encode_s"] + bare["pipe_s"]
@@ -251,7 +245,6 @@ def main(argv: list[str] | None = None) -> int:
             "stage_seconds": full["stage_seconds"],
             "totals": full["totals"],
         },
-        "plain": {"wall_s": plain_s, "stage_seconds": plain["stage_seconds"]},
         "graph_export_s": export_s,
         "embedding": full["models"]["embedding"],
         "bare": bare,
@@ -278,9 +271,6 @@ def main(argv: list[str] | None = None) -> int:
         table.add_column(col)
     table.add_row("full rebuild wall", f"{full_s:.1f} s", "", "")
     for stage, secs in full["stage_seconds"].items():
-        table.add_row(f"  stage {stage}", f"{secs:.1f} s", "", "")
-    table.add_row("full rebuild, KB_REBUILD_OVERLAP=false", f"{plain_s:.1f} s", "", "")
-    for stage, secs in plain["stage_seconds"].items():
         table.add_row(f"  stage {stage}", f"{secs:.1f} s", "", "")
     table.add_row("ONNX graphs made once (fp32 + int8)", f"{export_s:.1f} s", "", "")
     table.add_row("bare encode (same chunks)", f"{bare['encode_s']:.1f} s", "", "")

@@ -14,18 +14,12 @@ Stages and why they are split this way:
    deletes removed documents, and rewrites the graph of every affected vendor.
    Readers on other connections see the old knowledge base or the new one,
    never a mix; a kill before the commit leaves the previous one intact.
-
-Embedding and extraction overlap in two threads by default (``KB_REBUILD_OVERLAP``).
-The module is long (about 540 lines) because it is the stages' order and their
-decisions in one class; what each stage does lives in its own module (``prepare``,
-``work``, ``workers``, ``publish``).
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -436,70 +430,22 @@ class Rebuilder:
             return
         from extraction.workers import Worker
 
-        def worker() -> Worker:
-            return Worker(
-                self.db,
-                UnitRunner(self.vectors, self.embedder, self.extractor),
-                self.models_used(),
-                lease_s=self.settings.worker_lease_s,
-                poll_s=0.5,
-                reconnect_for_s=0,  # a lost database fails the rebuild at once
-            )
-
-        items = build_progress(conn, build_id).items
-        if self.settings.overlap_work and all(items.get(kind, 0) for kind in KINDS):
-            self._overlap(worker, build_id, items, timer)
-            return
+        worker = Worker(
+            self.db,
+            UnitRunner(self.vectors, self.embedder, self.extractor),
+            self.models_used(),
+            lease_s=self.settings.worker_lease_s,
+            poll_s=0.5,
+            reconnect_for_s=0,  # a lost database fails the rebuild at once, as before
+        )
         for kind in KINDS:
             with timer(kind):
-                self.progress.stage(kind, items.get(kind, 0))
-                worker().run(
+                self.progress.stage(kind, build_progress(conn, build_id).items.get(kind, 0))
+                worker.run(
                     build_id,
                     kinds=(kind,),
                     on_done=lambda unit: self.progress.advance(unit.size),
                 )
-
-    def _overlap(
-        self,
-        worker: Callable[[], Any],
-        build_id: int,
-        items: dict[str, int],
-        timer: Timer,
-    ) -> None:
-        """Embedding in a thread while this one extracts: ONNX Runtime and most of
-        spaCy's work run outside the GIL, so on two cores the two take about as long
-        as the longer of them (``KB_REBUILD_OVERLAP=false``: one after the other;
-        docs/extraction.md gives the figures)."""
-        self.embedder().prepare()
-        self.extractor()
-        self.progress.stage("embed + extract", sum(items.get(kind, 0) for kind in KINDS))
-        seconds: dict[str, float] = {}
-        failed: list[BaseException] = []
-
-        def run(kind: str) -> None:
-            began = time.perf_counter()
-            try:
-                worker().run(
-                    build_id, kinds=(kind,), on_done=lambda unit: self.progress.advance(unit.size)
-                )
-            finally:
-                seconds[kind] = time.perf_counter() - began
-
-        def embed() -> None:
-            try:
-                run("embed")
-            except BaseException as exc:  # raised again by the rebuilding thread
-                failed.append(exc)
-
-        with timer("embed + extract"):
-            embedding = threading.Thread(target=embed, name="embed", daemon=True)
-            embedding.start()
-            run("extract")  # a failure here ends the rebuild; the daemon thread with it
-            embedding.join()
-        for kind, took in seconds.items():
-            timer.add(kind, took)
-        if failed:
-            raise failed[0]
 
     def _watch_workers(
         self, conn: psycopg.Connection[dict[str, Any]], build_id: int, timer: Timer

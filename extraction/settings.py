@@ -63,11 +63,6 @@ class ExtractionSettings(BaseSettings):
         description="chunks per work unit: computed in one call, committed with its cache "
         "rows, claimed by one worker",
     )
-    overlap_work: bool = Field(
-        default=True,
-        validation_alias=AliasChoices("KB_REBUILD_OVERLAP", "overlap_work"),
-        description="embed in a second thread while spaCy extracts (false: one after the other)",
-    )
     worker_lease_s: float = Field(
         default=300.0,
         ge=1.0,

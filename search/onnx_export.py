@@ -26,6 +26,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -245,7 +246,15 @@ def quantise_int8(fp32: bytes, model_dir: Path, max_seq_length: int, work: Path)
         for n in graph.graph.node
         if n.op_type == "MatMul" and n.name.endswith("/output/dense/MatMul")
     ]
-    quantize_dynamic(src, dst, weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=keep)
+    # its advice to pre-process the graph goes to the root logger: not the user's concern
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        quantize_dynamic(
+            src, dst, weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=keep
+        )
+    finally:
+        logging.disable(previous)
     int8 = dst.read_bytes()
     feeds = _feeds(model_dir / "tokenizer.json", max_seq_length, PROBES)
     cosine = float((_run(int8, feeds) * _run(fp32, feeds)).sum(axis=1).min())
