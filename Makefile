@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install inspector demo serve test lint eval eval-search eval-kg bench bench-search bench-kg bench-lifecycle bench-server bench-load bench-replicas bench-workers reliability notebook clean-db
+.PHONY: install inspector demo serve test lint eval eval-search eval-kg bench bench-search bench-embedding bench-kg bench-lifecycle bench-server bench-load bench-replicas bench-workers reliability notebook clean-db
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,12 @@ eval-search: install
 ## Search latency at SciFact scale and 100k chunks, and the ingest cost.
 bench-search: install
 	$(BIN)/python -m bench.search
+
+## Embedding engines: one query and a bulk of chunks through onnx int8 / fp32 and torch
+## beside a bare SentenceTransformer.encode; hybrid_search end to end beside txtai's hybrid
+## search on SciFact (txtai from the [bench] extra; skipped when it is not installed).
+bench-embedding: install
+	$(BIN)/python -m bench.embedding
 
 ## Vendor-name disambiguation on the labelled queries (builds ../shared/data/vendor_corpus
 ## into the kb_eval_vendor_corpus database first; incremental after the first run).

@@ -1,0 +1,49 @@
+"""``python -m bench.embedding`` as a user starts it: its help, and bad arguments refused
+in one line before anything is loaded or measured."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.fixtures import REPO
+
+
+def run_bench(*args: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.embedding", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def test_help_says_what_is_measured() -> None:
+    proc = run_bench("--help")
+    assert proc.returncode == 0
+    for word in ("--queries", "--warmup", "--skip-txtai", "SentenceTransformer", "txtai"):
+        assert word in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--queries", "0"), "--queries"),
+        (("--warmup", "-1"), "--warmup"),
+        (("--queries", "many"), "invalid int value"),
+        (("--dataset", "/no/such/dataset"), "/no/such/dataset"),
+    ],
+)
+def test_a_bad_argument_is_one_line(args: tuple[str, ...], message: str) -> None:
+    proc = run_bench(*args)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    errors = [line for line in proc.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and message in errors[0], proc.stderr
+    assert proc.stderr.rstrip("\n").splitlines()[-1] == errors[0]
