@@ -18,8 +18,11 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from rich.progress import Progress
 
 from evals.search_quality import EvalChunk
 from search.embedder import ModelInfo
@@ -78,7 +81,15 @@ def txtai_embeddings(info: ModelInfo, chunks: list[EvalChunk]) -> tuple[Any, dic
             return embeddings, meta
         embeddings = Embeddings(config)
     start = time.perf_counter()
-    embeddings.index((n, c.content, None) for n, c in enumerate(chunks))
+    with Progress(transient=True) as progress:
+        task = progress.add_task("txtai index (once)", total=len(chunks))
+
+        def rows() -> Iterator[tuple[int, str, None]]:
+            for n, c in enumerate(chunks):  # txtai reads them a batch at a time
+                yield n, c.content, None
+                progress.advance(task)
+
+        embeddings.index(rows())
     seconds = time.perf_counter() - start
     meta.update(built="now", build_s=seconds, build_chunks_per_s=len(chunks) / seconds)
     partial = folder.with_name(folder.name + ".partial")
