@@ -65,6 +65,7 @@ bench-search: install
 ## beside a bare SentenceTransformer.encode; hybrid_search end to end beside txtai's hybrid
 ## search on SciFact (txtai from the [bench] extra; skipped when it is not installed).
 bench-embedding: install
+	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.embedding
 
 ## Vendor-name disambiguation on the labelled queries (builds ../shared/data/vendor_corpus
