@@ -63,7 +63,7 @@ bench-search: install
 
 ## Embedding engines: one query and a bulk of chunks through onnx int8 / fp32 and torch
 ## beside a bare SentenceTransformer.encode; hybrid_search end to end beside txtai's hybrid
-## search on SciFact (txtai from the [bench] extra; skipped when it is not installed).
+## search on SciFact (txtai: the [bench] extra, which this target installs).
 bench-embedding: install
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.embedding
