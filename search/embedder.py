@@ -80,7 +80,7 @@ class EmbeddingSettings(BaseSettings):
         default=None,
         validation_alias=AliasChoices("KB_MODEL_CACHE", "cache_dir"),
         description="folder for the ONNX graphs made from the model",
-        json_schema_extra={"shown_default": "models/ beside KB_PGDATA"},
+        json_schema_extra={"shown_default": "$KB_PGDATA/../models"},
     )
     threads: int = Field(
         default=0,
