@@ -105,6 +105,7 @@ def test_bad_model_folders(tmp_path: Path) -> None:
 def test_a_query_imports_no_torch_once_the_graph_is_cached(
     embedder: Any, model_cache: Path
 ) -> None:
+    embedder.prepare()  # the graph is in the cache before the new process looks
     code = (
         "import sys; from search.embedder import Embedder, model_info;"
         f"e = Embedder(model_info(), cache_dir={str(model_cache)!r}); "
