@@ -181,14 +181,12 @@ def _feeds(tokenizer_file: Path, max_seq_length: int, texts: tuple[str, ...]) ->
     return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
 
 
-def _run(graph: bytes, feeds: dict[str, Any]) -> NDArray[np.float32]:
-    import onnxruntime as ort
+def _vectors(graph: bytes, model_dir: Path, max_seq_length: int) -> NDArray[np.float32]:
+    """The probes' vectors from ``graph``, through the engine that will run it."""
+    from search.onnx_engine import OnnxEncoder
 
-    session = ort.InferenceSession(graph, providers=["CPUExecutionProvider"])
-    names = {i.name for i in session.get_inputs()}
-    return np.asarray(
-        session.run(None, {k: v for k, v in feeds.items() if k in names})[0], dtype=np.float32
-    )
+    engine = OnnxEncoder(graph, model_dir / "tokenizer.json", max_seq_length=max_seq_length)
+    return engine.encode(list(PROBES))
 
 
 def export_fp32(model_dir: Path, max_seq_length: int, work: Path) -> bytes:
@@ -224,7 +222,7 @@ def export_fp32(model_dir: Path, max_seq_length: int, work: Path) -> bytes:
     reference = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
     reference.max_seq_length = max_seq_length
     expected = reference.encode(list(PROBES), convert_to_numpy=True, show_progress_bar=False)
-    diff = float(np.abs(_run(graph, feeds) - expected).max())
+    diff = float(np.abs(_vectors(graph, model_dir, max_seq_length) - expected).max())
     if diff > FP32_MAX_DIFF:
         raise EmbeddingConfigError(
             f"{model_dir}: the exported ONNX graph differs from the torch model by {diff:.2g} "
@@ -256,8 +254,11 @@ def quantise_int8(fp32: bytes, model_dir: Path, max_seq_length: int, work: Path)
     finally:
         logging.disable(previous)
     int8 = dst.read_bytes()
-    feeds = _feeds(model_dir / "tokenizer.json", max_seq_length, PROBES)
-    cosine = float((_run(int8, feeds) * _run(fp32, feeds)).sum(axis=1).min())
+    cosine = float(
+        (_vectors(int8, model_dir, max_seq_length) * _vectors(fp32, model_dir, max_seq_length))
+        .sum(axis=1)
+        .min()
+    )
     if cosine < INT8_PROBE_COSINE:
         raise EmbeddingConfigError(
             f"{model_dir}: int8 quantisation moves vectors too far from fp32 (cosine {cosine:.4f} "
