@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from sql.settings import setting
+from sql.settings import blank_is_unset, setting
 
 #: The sample corpus bundled with the repository (a few dozen real notes).
 BUNDLED_SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "vendor_notes"
@@ -55,10 +55,7 @@ class ExtractionSettings(BaseSettings):
         shown_default="the bundled sample corpus",
     )
 
-    @field_validator("corpus", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
+    _blank_is_unset = field_validator("corpus", mode="before")(blank_is_unset)
 
     # 512, not less: embedding 512 chunks in one call is about 20 % faster than in
     # four calls of 128 (longer runs of similar length to batch); docs/extraction.md

@@ -13,7 +13,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from sql.settings import setting
+from sql.settings import blank_is_unset, setting
 
 ResponseMode = Literal["ids_only", "metadata", "preview", "full"]
 RESPONSE_MODES: tuple[ResponseMode, ...] = ("ids_only", "metadata", "preview", "full")
@@ -217,9 +217,4 @@ class ServerSettings(BaseSettings):
         """Whether speed layer ``layer`` is on: not named in ``KB_PLAIN_PATHS``."""
         return layer not in self.plain_paths
 
-    @field_validator("api_key", mode="before")
-    @classmethod
-    def _blank_key(cls, value: object) -> object:
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value
+    _blank_key = field_validator("api_key", mode="before")(blank_is_unset)

@@ -39,6 +39,16 @@ def setting(
     )
 
 
+def blank_is_unset(value: object) -> object:
+    """A ``mode="before"`` field validator: a variable set to an empty or blank
+    string counts as unset (``None``).
+
+    >>> blank_is_unset("  "), blank_is_unset("x")
+    (None, 'x')
+    """
+    return None if isinstance(value, str) and not value.strip() else value
+
+
 def default_pgdata() -> Path:
     """``$XDG_DATA_HOME/vendor-knowledge/pgdata`` (``~/.local/share/...`` by default)."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -77,12 +87,7 @@ class DatabaseSettings(BaseSettings):
         description="seconds to wait for a connection before failing",
     )
 
-    @field_validator("database_url", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value: object) -> object:
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value
+    _blank_is_unset = field_validator("database_url", mode="before")(blank_is_unset)
 
     @field_validator("database_url")
     @classmethod
