@@ -19,11 +19,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from kg.errors import GraphError
-from sql.settings import settings_problem
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
+from sql.cli import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    ending_with,
+    moved_elsewhere,
+    print_error,
+    settings_error,
+)
 
 
 def _environment_help() -> str:
@@ -32,12 +37,6 @@ def _environment_help() -> str:
     from sql.settings import DatabaseSettings, environment_help
 
     return environment_help(DatabaseSettings, GraphSettings)
-
-
-class CliError(Exception):
-    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,8 +48,7 @@ def _parser() -> argparse.ArgumentParser:
             "vendor name, show statistics, export a capped graph, find paths and cross-vendor "
             "links, and measure vendor disambiguation."
         ),
-        epilog=environment,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **ending_with(environment),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -59,8 +57,7 @@ def _parser() -> argparse.ArgumentParser:
             name,
             help=help_text,
             description=help_text.replace("%%", "%"),  # help is %-formatted, this is not
-            epilog=environment,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            **ending_with(environment),
         )
         p.add_argument("--json", action="store_true", help="print JSON instead of tables")
         return p
@@ -134,11 +131,7 @@ MOVED = {"eval-disambiguation": "python -m evals disambiguation"}
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     err = Console(stderr=True)
-    if given and given[0] in MOVED:
-        err.print(
-            f"[bold red]error:[/] the evaluation harnesses moved: run `{MOVED[given[0]]}`",
-            highlight=False,
-        )
+    if moved_elsewhere(given, MOVED, err):
         return EXIT_USAGE
     parser = _parser()
     args = parser.parse_args(given)
@@ -147,10 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_run_notebook(args)
         return _run_graph_command(args)
     except CliError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        print_error(err, str(exc))
         return exc.code
     except GraphError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        print_error(err, str(exc))
         return EXIT_FAILURE
     except KeyboardInterrupt:
         err.print("[bold red]interrupted[/]")
@@ -166,7 +159,7 @@ def _open() -> Any:
     try:
         return KnowledgeGraph.open(DatabaseSettings(), GraphSettings())
     except ValidationError as exc:
-        raise CliError(settings_problem(exc), EXIT_USAGE) from None
+        raise settings_error(exc) from None
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
 

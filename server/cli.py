@@ -17,16 +17,20 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from sql.settings import settings_problem
+from sql.cli import (
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    ending_with,
+    open_configured_database,
+    print_error,
+    settings_error,
+)
 
 if TYPE_CHECKING:  # imported where used, so that --help stays fast
     from server.auth import KeyStore
     from server.settings import ServerSettings
     from sql.database import Database
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 
 
 def _environment_help() -> str:
@@ -42,12 +46,6 @@ def _environment_help() -> str:
     )
 
 
-class CliError(Exception):
-    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
-        super().__init__(message)
-        self.code = code
-
-
 def _parser() -> argparse.ArgumentParser:
     environment = _environment_help()
     parser = argparse.ArgumentParser(
@@ -57,8 +55,7 @@ def _parser() -> argparse.ArgumentParser:
             "get_chunk, list_vendors, find_entity_path, get_entity_neighbors and "
             "get_server_metrics. Without a command, runs the server (stdio by default)."
         ),
-        epilog=environment,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **ending_with(environment),
     )
     parser.add_argument(
         "--transport",
@@ -90,8 +87,7 @@ def _parser() -> argparse.ArgumentParser:
             "shared by every server on it: a new key works at once, a revoked key is refused "
             "from the next call on, without restarting any server."
         ),
-        epilog=environment,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **ending_with(environment),
     )
     ksub = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
     create = ksub.add_parser("create", help="make a key; it is printed once and never stored")
@@ -113,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CliError(f"--port must be from 1 to 65535, not {args.port}", EXIT_USAGE)
         return _serve(args)
     except CliError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        print_error(err, str(exc))
         return exc.code
     except KeyboardInterrupt:
         return 130
@@ -125,22 +121,7 @@ def _settings() -> ServerSettings:
     try:
         return ServerSettings()
     except ValidationError as exc:
-        raise CliError(settings_problem(exc), EXIT_USAGE) from None
-
-
-def _database() -> Database:
-    from sql import DatabaseError
-    from sql.database import open_database
-    from sql.settings import DatabaseSettings
-
-    try:
-        settings = DatabaseSettings()
-    except ValidationError as exc:
-        raise CliError(settings_problem(exc), EXIT_USAGE) from None
-    try:
-        return open_database(settings)
-    except DatabaseError as exc:
-        raise CliError(str(exc)) from None
+        raise settings_error(exc) from None
 
 
 def _keystore(db: Database, keys_file: Path) -> KeyStore:
@@ -173,7 +154,7 @@ def _keys(args: argparse.Namespace) -> int:
     from sql import DatabaseError
 
     settings = _settings()
-    store = _keystore(_database(), settings.keys_file)
+    store = _keystore(open_configured_database(), settings.keys_file)
     out = Console()
     try:
         if args.keys_command == "create":
@@ -237,8 +218,8 @@ def _serve(args: argparse.Namespace) -> int:
         graph_settings = GraphSettings()
         embedding_settings = EmbeddingSettings()
     except ValidationError as exc:
-        raise CliError(settings_problem(exc), EXIT_USAGE) from None
-    db = _database()
+        raise settings_error(exc) from None
+    db = open_configured_database()
     store = _keystore(db, settings.keys_file)
     try:
         active = store.active_count()
