@@ -22,7 +22,7 @@ from sql.cli import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
-    ending_with,
+    CommandLine,
     moved_elsewhere,
     open_configured_database,
     print_error,
@@ -44,27 +44,14 @@ def _environment_help() -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    environment = _environment_help()
-    parser = argparse.ArgumentParser(
-        prog="python -m extraction",
-        description=(
-            "Turn a folder of markdown vendor notes into a searchable knowledge base in "
-            "PostgreSQL: chunks with embeddings and full text, plus a per-vendor graph of "
-            "entities and typed relationships."
-        ),
-        **ending_with(environment),
+    cli = CommandLine(
+        "python -m extraction",
+        "Turn a folder of markdown vendor notes into a searchable knowledge base in "
+        "PostgreSQL: chunks with embeddings and full text, plus a per-vendor graph of "
+        "entities and typed relationships.",
+        _environment_help(),
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    def command(
-        name: str, help_text: str, description: str | None = None
-    ) -> argparse.ArgumentParser:
-        return sub.add_parser(
-            name,
-            help=help_text,
-            description=description or help_text,
-            **ending_with(environment),
-        )
+    command = cli.command
 
     def add_build(name: str, help_text: str, path_required: bool) -> argparse.ArgumentParser:
         p = command(name, help_text)
@@ -163,7 +150,7 @@ def _parser() -> argparse.ArgumentParser:
     extract.add_argument("--vendor", help="vendor the text is about (seeds the entity ruler)")
     extract.add_argument("--json", action="store_true", help="print JSON (default: tables)")
 
-    return parser
+    return cli.parser
 
 
 #: Commands that now live elsewhere -> the command to run instead.

@@ -24,7 +24,7 @@ from sql.cli import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
-    ending_with,
+    CommandLine,
     moved_elsewhere,
     print_error,
     settings_error,
@@ -40,25 +40,17 @@ def _environment_help() -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    environment = _environment_help()
-    parser = argparse.ArgumentParser(
-        prog="python -m kg",
-        description=(
-            "Explore per-vendor knowledge graphs built by `python -m extraction`: resolve a "
-            "vendor name, show statistics, export a capped graph, find paths and cross-vendor "
-            "links, and measure vendor disambiguation."
-        ),
-        **ending_with(environment),
+    cli = CommandLine(
+        "python -m kg",
+        "Explore per-vendor knowledge graphs built by `python -m extraction`: resolve a "
+        "vendor name, show statistics, export a capped graph, find paths and cross-vendor "
+        "links, and measure vendor disambiguation.",
+        _environment_help(),
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(
-            name,
-            help=help_text,
-            description=help_text.replace("%%", "%"),  # help is %-formatted, this is not
-            **ending_with(environment),
-        )
+        # help is %-formatted, the description is not
+        p = cli.command(name, help_text, help_text.replace("%%", "%"))
         p.add_argument("--json", action="store_true", help="print JSON instead of tables")
         return p
 
@@ -121,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("notebook", type=Path, help="e.g. notebooks/explore_vendor_graph.ipynb")
     p.add_argument("--output", type=Path, help="executed copy (default: beside it, .out.ipynb)")
     p.add_argument("--figure", type=Path, help="also write the first figure (PNG) here")
-    return parser
+    return cli.parser
 
 
 #: Commands that now live elsewhere -> the command to run instead.

@@ -21,7 +21,7 @@ from sql.cli import (
     EXIT_OK,
     EXIT_USAGE,
     CliError,
-    ending_with,
+    CommandLine,
     open_configured_database,
     print_error,
     settings_error,
@@ -47,16 +47,15 @@ def _environment_help() -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    environment = _environment_help()
-    parser = argparse.ArgumentParser(
-        prog="python -m server",
-        description=(
-            "Serve the vendor knowledge base to MCP clients: semantic_search, find_vendor_info, "
-            "get_chunk, list_vendors, find_entity_path, get_entity_neighbors and "
-            "get_server_metrics. Without a command, runs the server (stdio by default)."
-        ),
-        **ending_with(environment),
+    cli = CommandLine(
+        "python -m server",
+        "Serve the vendor knowledge base to MCP clients: semantic_search, find_vendor_info, "
+        "get_chunk, list_vendors, find_entity_path, get_entity_neighbors and "
+        "get_server_metrics. Without a command, runs the server (stdio by default).",
+        _environment_help(),
+        required=False,
     )
+    parser = cli.parser
     parser.add_argument(
         "--transport",
         choices=("stdio", "streamable-http"),
@@ -78,16 +77,12 @@ def _parser() -> argparse.ArgumentParser:
         help="streamable HTTP without server-side sessions: any replica behind a "
         "round-robin proxy can answer any request (see docs/deploy.md)",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    keys = sub.add_parser(
+    keys = cli.command(
         "keys",
-        help="create, list or revoke API keys",
-        description=(
-            "Manage the API keys in the knowledge base's database (stored as SHA-256 hashes), "
-            "shared by every server on it: a new key works at once, a revoked key is refused "
-            "from the next call on, without restarting any server."
-        ),
-        **ending_with(environment),
+        "create, list or revoke API keys",
+        "Manage the API keys in the knowledge base's database (stored as SHA-256 hashes), "
+        "shared by every server on it: a new key works at once, a revoked key is refused "
+        "from the next call on, without restarting any server.",
     )
     ksub = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
     create = ksub.add_parser("create", help="make a key; it is printed once and never stored")

@@ -72,7 +72,37 @@ def moved_elsewhere(given: Sequence[str], moved: Mapping[str, str], err: Console
     return False
 
 
-def ending_with(environment: str) -> dict[str, Any]:
-    """The arguments of an argparse parser whose ``--help`` ends with ``environment``
-    (:func:`sql.settings.environment_help`), its lines kept as they are."""
-    return {"epilog": environment, "formatter_class": argparse.RawDescriptionHelpFormatter}
+class CommandLine:
+    """The parser of a command line and of its commands, each ``--help`` ending with
+    the environment variables the command line reads (``environment``, from
+    :func:`sql.settings.environment_help`), its lines kept as they are."""
+
+    def __init__(
+        self, prog: str, description: str, environment: str, *, required: bool = True
+    ) -> None:
+        self.parser = argparse.ArgumentParser(
+            prog=prog, description=description, **self._ending(environment)
+        )
+        self.environment = environment
+        self._required = required
+        self._commands: argparse._SubParsersAction[argparse.ArgumentParser] | None = None
+
+    @staticmethod
+    def _ending(environment: str) -> dict[str, Any]:
+        return {"epilog": environment, "formatter_class": argparse.RawDescriptionHelpFormatter}
+
+    def command(
+        self, name: str, help_text: str, description: str | None = None
+    ) -> argparse.ArgumentParser:
+        """A command (``dest="command"``): ``help_text`` in the list of commands,
+        ``description`` (``help_text`` by default) atop its own ``--help``."""
+        if self._commands is None:
+            self._commands = self.parser.add_subparsers(
+                dest="command", metavar="COMMAND", required=self._required
+            )
+        return self._commands.add_parser(
+            name,
+            help=help_text,
+            description=description or help_text,
+            **self._ending(self.environment),
+        )
