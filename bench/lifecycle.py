@@ -35,13 +35,13 @@ from rich.console import Console
 from rich.table import Table
 
 from bench import RESULTS, bench_parser, bench_queries, machine, write_results
+from bench.server import measuring_settings
 from evals.corpus import build_vendor_corpus, default_corpus, eval_database
 from kg.store import KnowledgeGraph
 from search.embedder import Embedder
 from search.metrics import percentile
 from server.auth import KeyStore
 from server.service import Service
-from server.settings import ServerSettings
 from sql.queries import queries
 
 TARGETS = {"vendor_uncached": 20.0, "risk_uncached": 30.0, "cached": 2.0}
@@ -82,14 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     assert top is not None and cycles is not None
     vendor, vendor_id = top["vendor"], top["vendor_id"]
     key = KeyStore(db).create(f"bench-lifecycle-{os.getpid()}")
-    settings = ServerSettings(
-        api_key=key,
-        max_tokens_per_response=1_000_000,
-        rate_limit_minute=10**6,
-        rate_limit_hour=10**7,
-        rate_limit_day=10**8,
-    )
-    service = Service(settings, db, embedder=Embedder.from_settings())
+    service = Service(measuring_settings(key), db, embedder=Embedder.from_settings())
     kg = KnowledgeGraph(db.pool(min_size=1, max_size=2))
     rows: dict[str, dict[str, float]] = {}
 
