@@ -19,11 +19,7 @@ cached. Results go to ``bench/results/kg.json`` and ``kg.md``.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import os
-import platform
 import random
 import time
 from collections.abc import Callable
@@ -35,6 +31,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from bench import RESULTS, bench_parser, machine, write_results
 from evals.corpus import EVAL_DATABASE, build_vendor_corpus, default_corpus
 from kg.settings import GraphSettings
 from kg.store import KnowledgeGraph
@@ -43,7 +40,6 @@ from sql.database import Database, named_database, server_conninfo
 from sql.queries import queries
 from sql.settings import DatabaseSettings
 
-RESULTS = Path(__file__).resolve().parent / "results"
 BENCH_DATABASE = "kb_bench_graph"
 SIZES = (1_000, 10_000, 50_000)
 ENTITY_TYPES = ("ORG", "PRODUCT", "PERSON", "LOCATION", "EVENT")
@@ -202,11 +198,7 @@ def growth(rows: list[dict[str, Any]], key: str) -> float | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.kg",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_parser("python -m bench.kg", __doc__)
     parser.add_argument(
         "--repeats",
         type=int,
@@ -286,14 +278,13 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{c} {b}" for c, b in exponents.items())
     )
     result = {
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+        "machine": machine(),
         "repeats": args.repeats,
         "rows": rows,
         "targets_at_10k": checks,
         "growth_exponent": exponents,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_results(args.out, result)
     md = [
         f"# Vendor graph benchmark ({time.strftime('%Y-%m-%d')})",
         "",

@@ -24,11 +24,8 @@ over all cycles p50 <= 30 ms, cached <= 2 ms. Results go to
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import json
 import os
-import platform
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,17 +34,16 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bench import bench_queries
+from bench import RESULTS, bench_parser, bench_queries, machine, write_results
+from bench.server import measuring_settings
 from evals.corpus import build_vendor_corpus, default_corpus, eval_database
 from kg.store import KnowledgeGraph
 from search.embedder import Embedder
 from search.metrics import percentile
 from server.auth import KeyStore
 from server.service import Service
-from server.settings import ServerSettings
 from sql.queries import queries
 
-RESULTS = Path(__file__).resolve().parent / "results"
 TARGETS = {"vendor_uncached": 20.0, "risk_uncached": 30.0, "cached": 2.0}
 #: The risk window the targets are for (the notebook's next 12 months).
 RISK_DAYS = 365
@@ -68,11 +64,7 @@ def timed(fn: Callable[[int], Any], repeats: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.lifecycle",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_parser("python -m bench.lifecycle", __doc__)
     parser.add_argument("--repeats", type=int, default=51, help="calls per measure (default 51)")
     parser.add_argument("--corpus", type=Path, default=default_corpus())
     parser.add_argument("--out", type=Path, default=RESULTS / "lifecycle.json")
@@ -90,14 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     assert top is not None and cycles is not None
     vendor, vendor_id = top["vendor"], top["vendor_id"]
     key = KeyStore(db).create(f"bench-lifecycle-{os.getpid()}")
-    settings = ServerSettings(
-        api_key=key,
-        max_tokens_per_response=1_000_000,
-        rate_limit_minute=10**6,
-        rate_limit_hour=10**7,
-        rate_limit_day=10**8,
-    )
-    service = Service(settings, db, embedder=Embedder.from_settings())
+    service = Service(measuring_settings(key), db, embedder=Embedder.from_settings())
     kg = KnowledgeGraph(db.pool(min_size=1, max_size=2))
     rows: dict[str, dict[str, float]] = {}
 
@@ -184,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         ),
     }
     results = {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "machine": machine(),
         "database": db.description,
         "vendor": vendor,
         "vendor_cycles": top["cycles"],
@@ -197,8 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         "targets_ms": TARGETS,
         "met": {name: value <= limit for name, (value, limit) in checks.items()},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    write_results(args.out, results)
     table = Table(
         title=f"Lifecycle: {vendor} ({top['cycles']} cycles); eol-risk over {cycles['n']:,} "
         f"cycles ({events:,} ends of support in 365 days, {every:,} in all), ms"

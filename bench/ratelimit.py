@@ -17,8 +17,6 @@ Results go to ``bench/results/ratelimit.json`` and a markdown table beside it.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import platform
 import secrets
@@ -33,13 +31,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from bench import RESULTS, bench_parser, write_results
 from server.auth import Gate, KeyStore, digest
 from server.ratelimit import TokenBucketLimiter
 from sql.database import named_database, server_conninfo
 from sql.settings import DatabaseSettings
 
-REPO = Path(__file__).resolve().parent.parent
-RESULTS = REPO / "bench" / "results"
 DATABASE = "kb_bench_ratelimit"
 OVERHEAD_LIMIT_MS = 0.5
 UNLIMITED = {"minute": 10**9, "hour": 10**9, "day": 10**9}
@@ -88,11 +85,7 @@ def _p(values: list[float], q: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.ratelimit",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_parser("python -m bench.ratelimit", __doc__)
     parser.add_argument("--calls", type=int, default=3000, help="calls per row [3000]")
     parser.add_argument("--out", type=Path, default=RESULTS / "ratelimit.json")
     args = parser.parse_args(argv)
@@ -163,8 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         "database": db.description,
         "command": "python -m bench.ratelimit " + " ".join(argv or sys.argv[1:]),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"meta": meta, "rows": summary}, indent=2) + "\n")
+    write_results(args.out, {"meta": meta, "rows": summary})
     lines = [
         f"Command: `{meta['command'].strip()}` on {meta['when']}, {meta['machine']}.",
         "",

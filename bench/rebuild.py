@@ -19,10 +19,8 @@ a markdown table beside it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -35,9 +33,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-REPO = Path(__file__).resolve().parent.parent
+from bench import REPO, RESULTS, bench_parser, machine, write_results
+
 DEFAULT_CORPUS = REPO.parent / "shared" / "data" / "vendor_corpus"
-RESULTS = REPO / "bench" / "results"
 
 FULL_LIMIT_RATIO = 0.7
 NO_CHANGE_LIMIT_S = 5.0
@@ -165,11 +163,7 @@ def _touch_one(corpus: Path, round_no: int) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.rebuild",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_parser("python -m bench.rebuild", __doc__)
     parser.add_argument(
         "--corpus",
         type=Path,
@@ -232,11 +226,7 @@ def main(argv: list[str] | None = None) -> int:
 
     limit = bare["encode_s"] + bare["pipe_s"]
     results = {
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-        },
+        "machine": machine(),
         "corpus": str(args.corpus),
         "files": full["files_seen"],
         "chunks": full["totals"].get("chunks"),
@@ -263,8 +253,7 @@ def main(argv: list[str] | None = None) -> int:
             "lifecycle_share": LIFECYCLE_LIMIT_SHARE,
         },
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    write_results(args.out, results)
 
     table = Table(title=f"Rebuild benchmark: {results['files']} files, {results['chunks']} chunks")
     for col in ("measure", "value", "target", "met"):

@@ -30,8 +30,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-RESULTS = REPO / "bench" / "results"
+from bench import REPO, RESULTS
+
 REPORT = REPO / "docs" / "reliability.md"
 
 # What the report reruns: every test that records a figure, and its neighbours.

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import secrets
 import tempfile
 import time
@@ -32,9 +31,9 @@ import psutil
 from rich.console import Console
 from rich.table import Table
 
+from bench import RESULTS, machine
 from bench.load.clients import run_clients
 from bench.load.knowledge_base import DATABASE, build_knowledge_base, mix_from_database, probe_mix
-from bench.load.run import RESULTS
 from bench.load.server_process import ServerProcess
 from bench.load.stats import summarize
 
@@ -186,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     console.print(table)
     result = {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "machine": machine(),
         "settings": vars(args) | {"out": str(args.out)},
         "cpu_rise_limit": CPU_RISE_LIMIT,
         "runs": rows,

@@ -17,10 +17,7 @@ Every rebuild is a real ``python -m extraction`` process. Results go to
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -33,9 +30,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bench.rebuild import DEFAULT_CORPUS, RESULTS, rebuild
-
-REPO = Path(__file__).resolve().parent.parent
+from bench import REPO, RESULTS, bench_parser, machine, write_results
+from bench.rebuild import DEFAULT_CORPUS, rebuild
 
 SCALE_NOTES = 100_000
 SCALE_MACHINES = 10
@@ -171,11 +167,7 @@ def _estimate(runs: list[dict[str, Any]], queue: dict[str, float]) -> dict[str, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.workers",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_parser("python -m bench.workers", __doc__)
     parser.add_argument(
         "--corpus", type=Path, default=DEFAULT_CORPUS, help=f"notes folder ({DEFAULT_CORPUS})"
     )
@@ -205,11 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     estimate = _estimate(runs, queue)
     single = runs[0]["wall_s"]
     results = {
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-        },
+        "machine": machine(),
         "corpus": str(args.corpus),
         "files": runs[0]["report"]["files_seen"],
         "chunks": runs[0]["report"]["totals"]["chunks"],
@@ -227,8 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         "queue": queue,
         "estimate": estimate,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    write_results(args.out, results)
 
     title = f"Rebuild with workers: {results['files']} notes, {results['chunks']} chunks"
     table = Table(title=title)

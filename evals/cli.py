@@ -14,12 +14,11 @@ from evals.corpus import CorpusMissing
 from extraction.corpus import CorpusError
 from extraction.pipeline import RebuildError
 from search.errors import EmbeddingConfigError
+from sql.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, print_error
 from sql.errors import DatabaseError
 from sql.settings import settings_problem
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
+__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "HarnessError", "fail", "reported"]
 
 
 class HarnessError(Exception):
@@ -31,9 +30,7 @@ class HarnessError(Exception):
 
 
 def fail(message: str, code: int) -> int:
-    Console(stderr=True).print(
-        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
-    )
+    print_error(Console(stderr=True), escape(message))
     return code
 
 

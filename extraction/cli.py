@@ -11,7 +11,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
 
 import orjson
 from pydantic import ValidationError
@@ -19,10 +18,17 @@ from rich.console import Console
 from rich.markup import escape
 
 from extraction.settings import BUNDLED_SAMPLE, ExtractionSettings
+from sql.cli import (
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    CommandLine,
+    moved_elsewhere,
+    open_configured_database,
+    print_error,
+    settings_error,
+)
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 #: Longest text ``extract`` takes: spaCy's ``nlp.max_length`` (longer texts raise).
 EXTRACT_MAX_CHARS = 1_000_000
 
@@ -37,38 +43,15 @@ def _environment_help() -> str:
     )
 
 
-class CliError(Exception):
-    """A failure to report as one line, with an exit code."""
-
-    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
-        super().__init__(message)
-        self.code = code
-
-
 def _parser() -> argparse.ArgumentParser:
-    environment = _environment_help()
-    parser = argparse.ArgumentParser(
-        prog="python -m extraction",
-        description=(
-            "Turn a folder of markdown vendor notes into a searchable knowledge base in "
-            "PostgreSQL: chunks with embeddings and full text, plus a per-vendor graph of "
-            "entities and typed relationships."
-        ),
-        epilog=environment,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    cli = CommandLine(
+        "python -m extraction",
+        "Turn a folder of markdown vendor notes into a searchable knowledge base in "
+        "PostgreSQL: chunks with embeddings and full text, plus a per-vendor graph of "
+        "entities and typed relationships.",
+        _environment_help(),
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    def command(
-        name: str, help_text: str, description: str | None = None
-    ) -> argparse.ArgumentParser:
-        return sub.add_parser(
-            name,
-            help=help_text,
-            description=description or help_text,
-            epilog=environment,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+    command = cli.command
 
     def add_build(name: str, help_text: str, path_required: bool) -> argparse.ArgumentParser:
         p = command(name, help_text)
@@ -167,7 +150,7 @@ def _parser() -> argparse.ArgumentParser:
     extract.add_argument("--vendor", help="vendor the text is about (seeds the entity ruler)")
     extract.add_argument("--json", action="store_true", help="print JSON (default: tables)")
 
-    return parser
+    return cli.parser
 
 
 #: Commands that now live elsewhere -> the command to run instead.
@@ -177,11 +160,7 @@ MOVED = {"eval": "python -m evals extraction", "eval-graph": "python -m evals gr
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     err = Console(stderr=True)
-    if given and given[0] in MOVED:
-        err.print(
-            f"[bold red]error:[/] the evaluation harnesses moved: run `{MOVED[given[0]]}`",
-            highlight=False,
-        )
+    if moved_elsewhere(given, MOVED, err):
         return EXIT_USAGE
     parser = _parser()
     args = parser.parse_args(given)
@@ -197,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "extract":
             return _cmd_extract(args)
     except CliError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        print_error(err, escape(str(exc)))
         return exc.code
     except KeyboardInterrupt:
         err.print("[bold red]interrupted[/]: nothing half-done was published")
@@ -222,25 +201,6 @@ def _build_id(text: str) -> int:
     return int(text)
 
 
-def _settings_error(exc: ValidationError) -> NoReturn:
-    from sql.settings import settings_problem
-
-    raise CliError(settings_problem(exc), EXIT_USAGE)
-
-
-def _open_db() -> Any:
-    from sql import DatabaseError
-    from sql.database import open_database
-    from sql.settings import DatabaseSettings
-
-    try:
-        return open_database(DatabaseSettings())
-    except ValidationError as exc:
-        _settings_error(exc)
-    except DatabaseError as exc:
-        raise CliError(str(exc)) from None
-
-
 def _cmd_build(args: argparse.Namespace) -> int:
     from extraction.corpus import CorpusError
     from extraction.pipeline import Rebuilder, RebuildError
@@ -255,12 +215,12 @@ def _cmd_build(args: argparse.Namespace) -> int:
         settings = ExtractionSettings()
         embedding = EmbeddingSettings()
     except ValidationError as exc:
-        _settings_error(exc)
+        raise settings_error(exc) from None
     path: Path = args.path or settings.corpus or BUNDLED_SAMPLE
     if not path.exists():
         raise CliError(f"{path}: no such file or folder", EXIT_USAGE)
     console = Console(stderr=True)
-    db = _open_db()
+    db = open_configured_database()
     try:
         with RichProgress(console, enabled=not (args.quiet or args.json)) as progress:
             rebuilder = Rebuilder(
@@ -293,13 +253,13 @@ def _cmd_worker(args: argparse.Namespace) -> int:
         settings = ExtractionSettings()
         embedding = EmbeddingSettings()
     except ValidationError as exc:
-        _settings_error(exc)
+        raise settings_error(exc) from None
     err = Console(stderr=True)
 
     def say(line: str) -> None:
         err.print(line, markup=False, highlight=False, soft_wrap=True)
 
-    db = _open_db()
+    db = open_configured_database()
     install_stop_on_sigterm()
     try:
         models = Rebuilder(db, settings=settings, embedding_settings=embedding)
@@ -344,7 +304,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
     if args.vendors < 0:
         raise CliError("--vendors must be 0 or more", EXIT_USAGE)
-    db = _open_db()
+    db = open_configured_database()
     status = collect_status(db, vendor_limit=args.vendors or None)
     if args.json:
         sys.stdout.write(orjson.dumps(status, option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -360,7 +320,7 @@ def _cmd_stop_db() -> int:
     try:
         settings = DatabaseSettings()
     except ValidationError as exc:
-        _settings_error(exc)
+        raise settings_error(exc) from None
     console = Console()
     if settings.database_url is not None:
         console.print("DATABASE_URL is set: there is no embedded server to stop.")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from sql.settings import setting
 
 
 class GraphSettings(BaseSettings):
@@ -14,31 +15,35 @@ class GraphSettings(BaseSettings):
 
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
 
-    max_entities: int = Field(
-        default=100,
+    max_entities: int = setting(
+        "KB_GRAPH_MAX_ENTITIES",
+        "max_entities",
+        100,
         ge=1,
         le=10_000,
-        validation_alias=AliasChoices("KB_GRAPH_MAX_ENTITIES", "max_entities"),
         description="entities in a capped (full) vendor graph",
     )
-    max_relationships: int = Field(
-        default=500,
+    max_relationships: int = setting(
+        "KB_GRAPH_MAX_RELATIONSHIPS",
+        "max_relationships",
+        500,
         ge=0,
         le=50_000,
-        validation_alias=AliasChoices("KB_GRAPH_MAX_RELATIONSHIPS", "max_relationships"),
         description="relationships in a capped (full) vendor graph",
     )
-    cache_vendors: int = Field(
-        default=64,
+    cache_vendors: int = setting(
+        "KB_GRAPH_CACHE_VENDORS",
+        "cache_vendors",
+        64,
         ge=0,
         le=10_000,
-        validation_alias=AliasChoices("KB_GRAPH_CACHE_VENDORS", "cache_vendors"),
         description="vendor graphs kept in memory (least recently used dropped; 0: no cache)",
     )
-    max_hops: int = Field(
-        default=6,
+    max_hops: int = setting(
+        "KB_GRAPH_MAX_HOPS",
+        "max_hops",
+        6,
         ge=1,
         le=20,
-        validation_alias=AliasChoices("KB_GRAPH_MAX_HOPS", "max_hops"),
         description="default longest path (hops) for path questions",
     )

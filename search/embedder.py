@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from search.errors import EmbeddingConfigError
-from sql.settings import default_pgdata
+from sql.settings import default_pgdata, setting
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -59,41 +59,47 @@ def default_model_cache() -> Path:
 class EmbeddingSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
 
-    model_path: Path | None = Field(
-        default=None,
-        validation_alias=AliasChoices("KB_EMBEDDING_MODEL", "model_path"),
+    model_path: Path | None = setting(
+        "KB_EMBEDDING_MODEL",
+        "model_path",
+        None,
         description="local sentence-transformers model folder; the vector dimension follows it",
-        json_schema_extra={"shown_default": "packaged all-MiniLM-L6-v2"},
+        shown_default="packaged all-MiniLM-L6-v2",
     )
-    engine: Engine = Field(
-        default="onnx",
-        validation_alias=AliasChoices("KB_EMBEDDING_ENGINE", "engine"),
+    engine: Engine = setting(
+        "KB_EMBEDDING_ENGINE",
+        "engine",
+        "onnx",
         description="onnx (ONNX Runtime, graph made from the model folder on first use) or "
         "torch (sentence-transformers, the fp32 reference)",
     )
-    precision: Precision = Field(
-        default=DEFAULT_PRECISION,
-        validation_alias=AliasChoices("KB_EMBEDDING_PRECISION", "precision"),
+    precision: Precision = setting(
+        "KB_EMBEDDING_PRECISION",
+        "precision",
+        DEFAULT_PRECISION,
         description="onnx engine: int8 (dynamic quantisation) or fp32; torch is always fp32",
     )
-    cache_dir: Path | None = Field(
-        default=None,
-        validation_alias=AliasChoices("KB_MODEL_CACHE", "cache_dir"),
+    cache_dir: Path | None = setting(
+        "KB_MODEL_CACHE",
+        "cache_dir",
+        None,
         description="folder for the ONNX graphs made from the model",
-        json_schema_extra={"shown_default": "$KB_PGDATA/../models"},
+        shown_default="$KB_PGDATA/../models",
     )
-    threads: int = Field(
-        default=0,
+    threads: int = setting(
+        "KB_EMBED_THREADS",
+        "threads",
+        0,
         ge=0,
         le=256,
-        validation_alias=AliasChoices("KB_EMBED_THREADS", "threads"),
         description="onnx engine: threads per forward pass (0: one per core)",
     )
-    batch_size: int = Field(
-        default=DEFAULT_BATCH_SIZE,
+    batch_size: int = setting(
+        "KB_EMBED_BATCH_SIZE",
+        "batch_size",
+        DEFAULT_BATCH_SIZE,
         ge=1,
         le=4096,
-        validation_alias=AliasChoices("KB_EMBED_BATCH_SIZE", "batch_size"),
         description="torch engine: texts per forward pass (the onnx engine runs one text "
         "at a time)",
     )

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from search.boosts import BoostWeights
 from search.fusion import DEFAULT_FUSION, DEFAULT_VECTOR_WEIGHT, Fusion
+from sql.settings import setting
 
 # BM25's saturation (k1) and length normalisation (b): the usual values, not tuned
 # (an offline scan of SciFact train put k1 0.9-1.5 and b 0.4-0.75 within 0.002
@@ -24,11 +24,12 @@ DEFAULT_CANDIDATES = 70
 
 
 def _boost(env: str, name: str, default: float, when: str) -> Any:
-    return Field(
-        default=default,
+    return setting(
+        env,
+        name,
+        default,
         ge=0.0,
         le=1.0,
-        validation_alias=AliasChoices(env, name),
         description=f"share added to the fused score when {when} (0: off)",
     )
 
@@ -42,76 +43,86 @@ class SearchSettings(BaseSettings):
 
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
 
-    candidates: int = Field(
-        default=DEFAULT_CANDIDATES,
+    candidates: int = setting(
+        "KB_SEARCH_CANDIDATES",
+        "candidates",
+        DEFAULT_CANDIDATES,
         ge=1,
         le=1000,
-        validation_alias=AliasChoices("KB_SEARCH_CANDIDATES", "candidates"),
         description="depth of each candidate list (vector and full text) before fusion",
     )
-    rrf_k: int = Field(
-        default=60,
+    rrf_k: int = setting(
+        "KB_RRF_K",
+        "rrf_k",
+        60,
         ge=1,
         le=10_000,
-        validation_alias=AliasChoices("KB_RRF_K", "rrf_k"),
         description="Reciprocal Rank Fusion constant (KB_FUSION=rrf): score = sum of "
         "1 / (k + rank)",
     )
-    fusion: Fusion = Field(
-        default=DEFAULT_FUSION,
-        validation_alias=AliasChoices("KB_FUSION", "fusion"),
+    fusion: Fusion = setting(
+        "KB_FUSION",
+        "fusion",
+        DEFAULT_FUSION,
         description="how the two arms are fused: convex (normalised scores, weighted) or "
         "rrf (Reciprocal Rank Fusion, ranks only)",
     )
-    vector_weight: float = Field(
-        default=DEFAULT_VECTOR_WEIGHT,
+    vector_weight: float = setting(
+        "KB_FUSION_VECTOR_WEIGHT",
+        "vector_weight",
+        DEFAULT_VECTOR_WEIGHT,
         ge=0.0,
         le=1.0,
-        validation_alias=AliasChoices("KB_FUSION_VECTOR_WEIGHT", "vector_weight"),
         description="convex fusion: share of the vector arm (the full-text arm gets the rest)",
     )
-    hnsw_ef_search: int = Field(
-        default=100,
+    hnsw_ef_search: int = setting(
+        "KB_HNSW_EF_SEARCH",
+        "hnsw_ef_search",
+        100,
         ge=1,
         le=1000,
-        validation_alias=AliasChoices("KB_HNSW_EF_SEARCH", "hnsw_ef_search"),
         description="HNSW candidate list size per scan (higher: better recall, slower)",
     )
     # SciFact train (BM25 arm): 0.02 / 0.05 / 0.1 / 1.0 gave the full-text arm
     # nDCG@10 0.688 / 0.692 / 0.692 / 0.692 and the hybrid 0.733 / 0.735 / 0.734 /
     # 0.735; a higher ratio reads longer posting lists (bench/search/).
-    fulltext_max_df_ratio: float = Field(
-        default=0.05,
+    fulltext_max_df_ratio: float = setting(
+        "KB_FTS_MAX_DF_RATIO",
+        "fulltext_max_df_ratio",
+        0.05,
         gt=0.0,
         le=1.0,
-        validation_alias=AliasChoices("KB_FTS_MAX_DF_RATIO", "fulltext_max_df_ratio"),
         description="full-text candidates are chunks holding a query word found in at most "
         "this share of chunks (lower: faster, slightly lower recall)",
     )
-    bm25_k1: float = Field(
-        default=DEFAULT_BM25_K1,
+    bm25_k1: float = setting(
+        "KB_BM25_K1",
+        "bm25_k1",
+        DEFAULT_BM25_K1,
         gt=0.0,
         le=10.0,
-        validation_alias=AliasChoices("KB_BM25_K1", "bm25_k1"),
         description="full-text arm: BM25 term-frequency saturation",
     )
-    bm25_b: float = Field(
-        default=DEFAULT_BM25_B,
+    bm25_b: float = setting(
+        "KB_BM25_B",
+        "bm25_b",
+        DEFAULT_BM25_B,
         ge=0.0,
         le=1.0,
-        validation_alias=AliasChoices("KB_BM25_B", "bm25_b"),
         description="full-text arm: BM25 length normalisation (0: none, 1: full)",
     )
-    max_query_chars: int = Field(
-        default=500,
+    max_query_chars: int = setting(
+        "KB_SEARCH_MAX_QUERY_CHARS",
+        "max_query_chars",
+        500,
         ge=1,
         le=10_000,
-        validation_alias=AliasChoices("KB_SEARCH_MAX_QUERY_CHARS", "max_query_chars"),
         description="longest accepted query, in characters",
     )
-    collapse_neighbours: bool = Field(
-        default=True,
-        validation_alias=AliasChoices("KB_SEARCH_COLLAPSE", "collapse_neighbours"),
+    collapse_neighbours: bool = setting(
+        "KB_SEARCH_COLLAPSE",
+        "collapse_neighbours",
+        True,
         description="hide chunks adjacent to a better hit of the same document",
     )
     # Boosts multiply the fused score by 1 + the sum of those that apply, at the
@@ -139,10 +150,11 @@ class SearchSettings(BaseSettings):
         "the query asks for the latest or current state: a note dated today gets all of it, "
         "halving every KB_BOOST_RECENCY_HALF_LIFE days",
     )
-    recency_half_life_days: float = Field(
-        default=365.0,
+    recency_half_life_days: float = setting(
+        "KB_BOOST_RECENCY_HALF_LIFE",
+        "recency_half_life_days",
+        365.0,
         gt=0.0,
-        validation_alias=AliasChoices("KB_BOOST_RECENCY_HALF_LIFE", "recency_half_life_days"),
         description="days for the recency boost to halve",
     )
     entity_boost: float = _boost(
@@ -157,16 +169,18 @@ class SearchSettings(BaseSettings):
         0.08,
         "the query names the hit's topic (title, display name, alias)",
     )
-    rerank_model_path: Path | None = Field(
-        default=None,
-        validation_alias=AliasChoices("KB_RERANK_MODEL", "rerank_model_path"),
+    rerank_model_path: Path | None = setting(
+        "KB_RERANK_MODEL",
+        "rerank_model_path",
+        None,
         description="local cross-encoder model folder; unset: no rerank stage",
     )
-    rerank_depth: int = Field(
-        default=50,
+    rerank_depth: int = setting(
+        "KB_RERANK_DEPTH",
+        "rerank_depth",
+        50,
         ge=1,
         le=500,
-        validation_alias=AliasChoices("KB_RERANK_DEPTH", "rerank_depth"),
         description="best fused candidates the rerank stage rescores (its cost grows with it)",
     )
 

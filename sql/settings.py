@@ -9,7 +9,44 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_core import PydanticUndefined
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def setting(
+    env: str,
+    name: str,
+    default: Any = PydanticUndefined,
+    *,
+    description: str,
+    shown_default: str | None = None,
+    **constraints: Any,
+) -> Any:
+    """A settings field read from the environment variable ``env``, or given in code
+    by ``name`` (the field's own name), documented by ``description``.
+
+    ``shown_default`` is what the documentation shows for a default that needs
+    words (a computed path, "unset"); ``constraints`` go to :func:`pydantic.Field`
+    as they are (``ge``, ``le``, ``default_factory``, ...).
+    """
+    if shown_default is not None:
+        constraints["json_schema_extra"] = {"shown_default": shown_default}
+    return Field(
+        default=default,
+        validation_alias=AliasChoices(env, name),
+        description=description,
+        **constraints,
+    )
+
+
+def blank_is_unset(value: object) -> object:
+    """A ``mode="before"`` field validator: a variable set to an empty or blank
+    string counts as unset (``None``).
+
+    >>> blank_is_unset("  "), blank_is_unset("x")
+    (None, 'x')
+    """
+    return None if isinstance(value, str) and not value.strip() else value
 
 
 def default_pgdata() -> Path:
@@ -27,32 +64,30 @@ class DatabaseSettings(BaseSettings):
 
     model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
 
-    database_url: SecretStr | None = Field(
-        default=None,
-        validation_alias=AliasChoices("DATABASE_URL", "database_url"),
+    database_url: SecretStr | None = setting(
+        "DATABASE_URL",
+        "database_url",
+        None,
         description="postgresql:// URL of a server with pgvector; unset: embedded server",
-        json_schema_extra={"shown_default": "unset: embedded server in KB_PGDATA"},
+        shown_default="unset: embedded server in KB_PGDATA",
     )
-    pgdata: Path = Field(
+    pgdata: Path = setting(
+        "KB_PGDATA",
+        "pgdata",
         default_factory=default_pgdata,
-        validation_alias=AliasChoices("KB_PGDATA", "pgdata"),
         description="data directory of the embedded server (used when DATABASE_URL is unset)",
-        json_schema_extra={"shown_default": "$XDG_DATA_HOME/vendor-knowledge/pgdata"},
+        shown_default="$XDG_DATA_HOME/vendor-knowledge/pgdata",
     )
-    connect_timeout: float = Field(
-        default=10.0,
+    connect_timeout: float = setting(
+        "KB_DB_CONNECT_TIMEOUT",
+        "connect_timeout",
+        10.0,
         gt=0,
         le=600,
-        validation_alias=AliasChoices("KB_DB_CONNECT_TIMEOUT", "connect_timeout"),
         description="seconds to wait for a connection before failing",
     )
 
-    @field_validator("database_url", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value: object) -> object:
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value
+    _blank_is_unset = field_validator("database_url", mode="before")(blank_is_unset)
 
     @field_validator("database_url")
     @classmethod

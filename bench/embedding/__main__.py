@@ -5,9 +5,6 @@ parts in one run, prints each table and verdict, and writes
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
 import time
 from pathlib import Path
@@ -17,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 import bench.embedding
+from bench import REPO, RESULTS, bench_parser, machine, write_results
 from bench.embedding.engines import BARE, bare_model, bulk_throughput, query_engines, query_latency
 from bench.embedding.searches import TXTAI, end_to_end, previous_default
 from bench.embedding.txtai_index import INSTALL_HINT, txtai_available, txtai_embeddings
@@ -27,9 +25,7 @@ from search.settings import SearchSettings
 from sql.database import named_database, server_conninfo
 from sql.settings import DatabaseSettings
 
-REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATASET = REPO.parent / "shared" / "data" / "scifact"
-RESULTS = REPO / "bench" / "results"
 INT8, FP32, TORCH = "onnx int8 (default)", "onnx fp32", "torch fp32"
 #: onnx int8 query p50 / bare p50 at most; bulk int8 / bare at least; hybrid_search
 #: p50 (int8) / the previous default's at most.
@@ -37,11 +33,7 @@ QUERY_RATIO, BULK_RATIO, PREVIOUS_RATIO = 0.4, 2.0, 0.5
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.embedding",
-        description=bench.embedding.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_parser("python -m bench.embedding", bench.embedding.__doc__)
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     parser.add_argument("--split", default="train")
     parser.add_argument("--queries", type=int, default=300, help="measured queries [300]")
@@ -240,11 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         "dataset": data.name,
         "split": args.split,
         "model": info.name,
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-        },
+        "machine": machine(),
         "queries": measured,
         "warmup": args.warmup,
         "query_embedding": query,
@@ -253,8 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         "txtai": {"state": txtai_state, **txtai_meta},
         "targets": {k: {n: v for n, v in c.items() if n != "line"} for k, c in checks.items()},
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "embedding.json").write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+    write_results(RESULTS / "embedding.json", report)
     (RESULTS / "embedding.md").write_text("\n".join(md), encoding="utf-8")
     console.print(f"results: {RESULTS / 'embedding.json'} and embedding.md")
     return 0

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import bench.load
+from bench import RESULTS, bench_parser
 from bench.load.knowledge_base import DATABASE
-from bench.load.run import RESULTS, Plan, run_benchmark
+from bench.load.run import Plan, run_benchmark
 
 
 def _parse_levels(text: str) -> list[int]:
@@ -20,11 +21,7 @@ def _parse_levels(text: str) -> list[int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.load",
-        description=bench.load.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_parser("python -m bench.load", bench.load.__doc__)
     full = {
         "clients": 50,
         "duration": 60.0,

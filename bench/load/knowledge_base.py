@@ -6,17 +6,15 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from bench import bench_queries
+from bench import REPO, bench_queries
 from bench.load.clients import open_session
 from bench.load.records import OK, classify
 from bench.load.workload import FIELD_SETS, Mix
 
-REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "samples" / "vendor_notes"
 DATABASE = "kb_bench_load"
 

@@ -20,9 +20,9 @@ import psutil
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+from bench import REPO
 from bench.load.clients import exhaust_key, open_session, run_clients
 from bench.load.knowledge_base import (
-    REPO,
     SAMPLE,
     build_knowledge_base,
     mix_from_database,
@@ -42,8 +42,6 @@ from bench.load.stats import (
     summarize,
 )
 from bench.load.workload import Mix
-
-RESULTS = REPO / "bench" / "results"
 
 
 @dataclass

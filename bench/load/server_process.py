@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]  # where ``python -m server`` runs
+from bench import REPO
 
 
 def _free_port() -> int:

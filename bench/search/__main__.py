@@ -4,10 +4,6 @@ the ingest, prints each table and verdict, and writes ``bench/results/search.jso
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 import bench.search
+from bench import REPO, RESULTS, bench_parser, machine, write_results
 from bench.search.measure import ingest_cost, measure_scale, rerank_cost
 from bench.search.scaled import SCALED_DATABASE, build_scaled
 from evals.search_quality import chunk_corpus, database_name, load_beir, load_corpus
@@ -24,18 +21,12 @@ from search.settings import SearchSettings
 from sql.database import Database, named_database, server_conninfo
 from sql.settings import DatabaseSettings
 
-REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATASET = REPO.parent / "shared" / "data" / "scifact"
-RESULTS = REPO / "bench" / "results"
 TARGETS_MS = {"scifact": 10.0, "scaled": 30.0}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.search",
-        description=bench.search.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_parser("python -m bench.search", bench.search.__doc__)
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     parser.add_argument("--split", default="train")
     parser.add_argument("--queries", type=int, default=200, help="measured queries [200]")
@@ -93,11 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         "ef_search": settings.hnsw_ef_search,
         "fulltext_max_df_ratio": settings.fulltext_max_df_ratio,
         "boosts": {k: v for k, v in settings.model_dump().items() if k.endswith("_boost") and v},
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-        },
+        "machine": machine(),
         "scales": {},
     }
     md = [f"# Search latency ({time.strftime('%Y-%m-%d')})", ""]
@@ -167,8 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.skip_ingest:
         report["ingest"] = None
         md += ["## Ingest", "", "not measured in this run (--skip-ingest)", ""]
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / "search.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_results(RESULTS / "search.json", report)
         (RESULTS / "search.md").write_text("\n".join(md), encoding="utf-8")
         console.print(f"results: {RESULTS / 'search.json'} (ingest not measured)")
         return 0
@@ -183,8 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     console.print(line)
     md += ["## Ingest", "", line, ""]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "search.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_results(RESULTS / "search.json", report)
     (RESULTS / "search.md").write_text("\n".join(md), encoding="utf-8")
     console.print(f"results: {RESULTS / 'search.json'}")
     return 0

@@ -25,6 +25,10 @@ p50 <= 100 ms on the largest real vendor. Results: ``bench/results/server.json``
 and ``server.md``.
 """
 
+from __future__ import annotations
+
+from server.settings import ServerSettings
+
 # what both parts ask: every response mode, over these queries
 MODES = ("ids_only", "metadata", "preview", "full")
 QUERIES = [
@@ -49,3 +53,16 @@ QUERIES = [
     "Ubuntu LTS support window",
     "database replication",
 ]
+
+
+def measuring_settings(key: str) -> ServerSettings:
+    """Settings of a server every answer of which is measured: API key ``key``, a
+    budget no answer reaches and rate limits no run reaches (a rate-limited answer
+    would be skipped)."""
+    return ServerSettings(
+        api_key=key,
+        max_tokens_per_response=1_000_000,
+        rate_limit_minute=10**6,
+        rate_limit_hour=10**7,
+        rate_limit_day=10**8,
+    )

@@ -3,7 +3,6 @@ them, and hands the figures to :func:`bench.server.report.report`."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import secrets
 import tempfile
@@ -13,6 +12,7 @@ from typing import Any
 from rich.console import Console
 
 import bench.server
+from bench import RESULTS, bench_parser
 from bench.server import QUERIES
 from bench.server.budgets import token_budgets
 from bench.server.latency import bare_calls, cold_graph, latency, vendor_graph
@@ -26,15 +26,9 @@ from sql.database import named_database, open_database, server_conninfo
 from sql.queries import queries
 from sql.settings import DatabaseSettings
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
-
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.server",
-        description=bench.server.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_parser("python -m bench.server", bench.server.__doc__)
     parser.add_argument("--repeats", type=int, default=21, help="calls per measurement [21]")
     parser.add_argument("--corpus", type=Path, default=default_corpus())
     parser.add_argument("--out", type=Path, default=RESULTS / "server.json")

@@ -7,23 +7,14 @@ from __future__ import annotations
 from statistics import median
 from typing import Any
 
-from bench.server import MODES, QUERIES
+from bench.server import MODES, QUERIES, measuring_settings
 from search.embedder import Embedder
 from server.service import Service
-from server.settings import ServerSettings
 from sql.database import Database
 
 
 def token_budgets(db: Database, embedder: Embedder, key: str) -> dict[str, Any]:
-    settings = ServerSettings(
-        api_key=key,
-        max_tokens_per_response=1_000_000,
-        # every answer must be measured: a rate-limited one would be skipped
-        rate_limit_minute=10**6,
-        rate_limit_hour=10**7,
-        rate_limit_day=10**8,
-    )
-    service = Service(settings, db, embedder=embedder)
+    service = Service(measuring_settings(key), db, embedder=embedder)
     try:
         search: dict[str, list[int]] = {m: [] for m in MODES}
         for q in QUERIES:

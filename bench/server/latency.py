@@ -9,13 +9,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from bench import REPO
 from bench.server import MODES, QUERIES
 from bench.wire import HttpWire, StdioWire, WireClient
 from kg.settings import GraphSettings
@@ -25,8 +25,6 @@ from search.hybrid import hybrid_search, search_pool
 from search.metrics import percentile
 from server.sdk import http_client
 from sql.database import Database
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def stats(values: list[float]) -> dict[str, float]:

@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import platform
 import time
 from pathlib import Path
 from typing import Any
@@ -13,6 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from bench import machine, write_results
 from bench.server import MODES
 from bench.server.latency import CLIENTS, COLUMNS, TRANSPORTS, column
 
@@ -119,7 +117,7 @@ def report(
         )
     console.print(budget_table)
     result: dict[str, Any] = {
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+        "machine": machine(),
         "repeats": repeats,
         "largest_vendor": largest,
         "token_budgets": budgets,
@@ -138,8 +136,7 @@ def report(
             for m, g, lim, note in checks
         ],
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    write_results(out, result)
     md = [
         f"# MCP server benchmark ({time.strftime('%Y-%m-%d')})",
         "",
