@@ -19,11 +19,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from kg.errors import GraphError
-from sql.settings import settings_problem
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
+from sql.cli import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    CommandLine,
+    moved_elsewhere,
+    print_error,
+    settings_error,
+)
 
 
 def _environment_help() -> str:
@@ -34,34 +39,18 @@ def _environment_help() -> str:
     return environment_help(DatabaseSettings, GraphSettings)
 
 
-class CliError(Exception):
-    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
-        super().__init__(message)
-        self.code = code
-
-
 def _parser() -> argparse.ArgumentParser:
-    environment = _environment_help()
-    parser = argparse.ArgumentParser(
-        prog="python -m kg",
-        description=(
-            "Explore per-vendor knowledge graphs built by `python -m extraction`: resolve a "
-            "vendor name, show statistics, export a capped graph, find paths and cross-vendor "
-            "links, and measure vendor disambiguation."
-        ),
-        epilog=environment,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    cli = CommandLine(
+        "python -m kg",
+        "Explore per-vendor knowledge graphs built by `python -m extraction`: resolve a "
+        "vendor name, show statistics, export a capped graph, find paths and cross-vendor "
+        "links, and measure vendor disambiguation.",
+        _environment_help(),
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(
-            name,
-            help=help_text,
-            description=help_text.replace("%%", "%"),  # help is %-formatted, this is not
-            epilog=environment,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+        # help is %-formatted, the description is not
+        p = cli.command(name, help_text, help_text.replace("%%", "%"))
         p.add_argument("--json", action="store_true", help="print JSON instead of tables")
         return p
 
@@ -124,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("notebook", type=Path, help="e.g. notebooks/explore_vendor_graph.ipynb")
     p.add_argument("--output", type=Path, help="executed copy (default: beside it, .out.ipynb)")
     p.add_argument("--figure", type=Path, help="also write the first figure (PNG) here")
-    return parser
+    return cli.parser
 
 
 #: Commands that now live elsewhere -> the command to run instead.
@@ -134,11 +123,7 @@ MOVED = {"eval-disambiguation": "python -m evals disambiguation"}
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     err = Console(stderr=True)
-    if given and given[0] in MOVED:
-        err.print(
-            f"[bold red]error:[/] the evaluation harnesses moved: run `{MOVED[given[0]]}`",
-            highlight=False,
-        )
+    if moved_elsewhere(given, MOVED, err):
         return EXIT_USAGE
     parser = _parser()
     args = parser.parse_args(given)
@@ -147,10 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_run_notebook(args)
         return _run_graph_command(args)
     except CliError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        print_error(err, escape(str(exc)))
         return exc.code
     except GraphError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        print_error(err, escape(str(exc)))
         return EXIT_FAILURE
     except KeyboardInterrupt:
         err.print("[bold red]interrupted[/]")
@@ -166,7 +151,7 @@ def _open() -> Any:
     try:
         return KnowledgeGraph.open(DatabaseSettings(), GraphSettings())
     except ValidationError as exc:
-        raise CliError(settings_problem(exc), EXIT_USAGE) from None
+        raise settings_error(exc) from None
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
 

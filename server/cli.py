@@ -15,18 +15,23 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from sql.settings import settings_problem
+from sql.cli import (
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    CommandLine,
+    open_configured_database,
+    print_error,
+    settings_error,
+)
 
 if TYPE_CHECKING:  # imported where used, so that --help stays fast
     from server.auth import KeyStore
     from server.settings import ServerSettings
     from sql.database import Database
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 
 
 def _environment_help() -> str:
@@ -42,24 +47,16 @@ def _environment_help() -> str:
     )
 
 
-class CliError(Exception):
-    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
-        super().__init__(message)
-        self.code = code
-
-
 def _parser() -> argparse.ArgumentParser:
-    environment = _environment_help()
-    parser = argparse.ArgumentParser(
-        prog="python -m server",
-        description=(
-            "Serve the vendor knowledge base to MCP clients: semantic_search, find_vendor_info, "
-            "get_chunk, list_vendors, find_entity_path, get_entity_neighbors and "
-            "get_server_metrics. Without a command, runs the server (stdio by default)."
-        ),
-        epilog=environment,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    cli = CommandLine(
+        "python -m server",
+        "Serve the vendor knowledge base to MCP clients: semantic_search, find_vendor_info, "
+        "get_chunk, list_vendors, find_entity_path, get_entity_neighbors and "
+        "get_server_metrics. Without a command, runs the server (stdio by default).",
+        _environment_help(),
+        required=False,
     )
+    parser = cli.parser
     parser.add_argument(
         "--transport",
         choices=("stdio", "streamable-http"),
@@ -81,17 +78,12 @@ def _parser() -> argparse.ArgumentParser:
         help="streamable HTTP without server-side sessions: any replica behind a "
         "round-robin proxy can answer any request (see docs/deploy.md)",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    keys = sub.add_parser(
+    keys = cli.command(
         "keys",
-        help="create, list or revoke API keys",
-        description=(
-            "Manage the API keys in the knowledge base's database (stored as SHA-256 hashes), "
-            "shared by every server on it: a new key works at once, a revoked key is refused "
-            "from the next call on, without restarting any server."
-        ),
-        epilog=environment,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "create, list or revoke API keys",
+        "Manage the API keys in the knowledge base's database (stored as SHA-256 hashes), "
+        "shared by every server on it: a new key works at once, a revoked key is refused "
+        "from the next call on, without restarting any server.",
     )
     ksub = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
     create = ksub.add_parser("create", help="make a key; it is printed once and never stored")
@@ -113,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CliError(f"--port must be from 1 to 65535, not {args.port}", EXIT_USAGE)
         return _serve(args)
     except CliError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        print_error(err, escape(str(exc)))
         return exc.code
     except KeyboardInterrupt:
         return 130
@@ -125,22 +117,7 @@ def _settings() -> ServerSettings:
     try:
         return ServerSettings()
     except ValidationError as exc:
-        raise CliError(settings_problem(exc), EXIT_USAGE) from None
-
-
-def _database() -> Database:
-    from sql import DatabaseError
-    from sql.database import open_database
-    from sql.settings import DatabaseSettings
-
-    try:
-        settings = DatabaseSettings()
-    except ValidationError as exc:
-        raise CliError(settings_problem(exc), EXIT_USAGE) from None
-    try:
-        return open_database(settings)
-    except DatabaseError as exc:
-        raise CliError(str(exc)) from None
+        raise settings_error(exc) from None
 
 
 def _keystore(db: Database, keys_file: Path) -> KeyStore:
@@ -173,7 +150,7 @@ def _keys(args: argparse.Namespace) -> int:
     from sql import DatabaseError
 
     settings = _settings()
-    store = _keystore(_database(), settings.keys_file)
+    store = _keystore(open_configured_database(), settings.keys_file)
     out = Console()
     try:
         if args.keys_command == "create":
@@ -237,8 +214,8 @@ def _serve(args: argparse.Namespace) -> int:
         graph_settings = GraphSettings()
         embedding_settings = EmbeddingSettings()
     except ValidationError as exc:
-        raise CliError(settings_problem(exc), EXIT_USAGE) from None
-    db = _database()
+        raise settings_error(exc) from None
+    db = open_configured_database()
     store = _keystore(db, settings.keys_file)
     try:
         active = store.active_count()

@@ -97,6 +97,7 @@ def test_path_neighbors_links_vendors(graph_db: Database) -> None:
         (("stats", "Acme\x07"), "U+0007"),
         (("stats", "Apache"), "Ambiguous vendor name"),
         (("stats", "Zzyzx"), "not found"),
+        (("stats", "[bold]Zzyzx[/]"), "[bold]Zzyzx[/]"),  # shown as written, not as markup
         (("path", "Acme Corp", "Nobody Here", "Mesa"), "No entity 'Nobody Here'"),
         (("path", "Acme Corp", "Mesa", "Acme Corp", "--max-hops", "99"), "max_hops"),
         (("neighbors", "Acme Corp", "Mesa", "--depth", "0"), "depth"),

@@ -331,6 +331,7 @@ def test_keys_cli_acts_on_the_database_and_imports_an_old_key_file(
     assert run("keys", "revoke", "desk").returncode == 0
     assert "revoked" in run("keys", "list").stdout
     assert run("keys", "revoke", "nobody").stderr.startswith("error:")
+    assert "'[bold]nobody[/]'" in run("keys", "revoke", "[bold]nobody[/]").stderr  # not markup
     # a key file of an earlier version: imported once, with a message, then renamed
     old.write_bytes(
         orjson.dumps(
