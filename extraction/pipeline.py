@@ -139,6 +139,7 @@ class Rebuilder:
                 precision=settings.precision,
                 cache_dir=settings.cache_dir,
                 threads=settings.threads,
+                parallel=settings.parallel,
                 batch_size=settings.batch_size,
             )
         elif self._embedder.name != self.vectors:

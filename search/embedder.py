@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 Engine = Literal["onnx", "torch"]
 Precision = Literal["int8", "fp32"]
+#: How the onnx engine runs several texts (search.onnx_engine): ``texts`` side by
+#: side, one thread each; ``ops`` one after another, each over every thread.
+Parallel = Literal["texts", "ops"]
 
 PACKAGED_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 #: int8 unless it fails the quality targets (docs/search.md, "Embedding engine").
@@ -93,6 +96,13 @@ class EmbeddingSettings(BaseSettings):
         ge=0,
         le=256,
         description="onnx engine: threads per forward pass (0: one per core)",
+    )
+    parallel: Parallel = setting(
+        "KB_EMBED_PARALLEL",
+        "parallel",
+        "texts",
+        description="onnx engine, several texts: texts (side by side, one thread each) or "
+        "ops (one after another, each over every thread)",
     )
     batch_size: int = setting(
         "KB_EMBED_BATCH_SIZE",
@@ -213,6 +223,7 @@ class Embedder:
         precision: Precision = DEFAULT_PRECISION,
         cache_dir: Path | str | None = None,
         threads: int = 0,
+        parallel: Parallel = "texts",
         batch_size: int = DEFAULT_BATCH_SIZE,
     ) -> None:
         if engine == "torch" and precision != "fp32":
@@ -222,6 +233,7 @@ class Embedder:
         self.precision = precision
         self.cache_dir = Path(cache_dir) if cache_dir else default_model_cache()
         self.threads = threads
+        self.parallel: Parallel = parallel
         self.batch_size = batch_size
         self.name = vector_space(info, precision)
         self._model: Any = None
@@ -236,6 +248,7 @@ class Embedder:
             precision=settings.precision,
             cache_dir=settings.cache_dir,
             threads=settings.threads,
+            parallel=settings.parallel,
             batch_size=settings.batch_size,
         )
 
@@ -263,6 +276,7 @@ class Embedder:
                 self.info.tokenizer_file,
                 max_seq_length=self.info.max_seq_length,
                 threads=self.threads,
+                parallel=self.parallel,
             )
         return self._onnx
 

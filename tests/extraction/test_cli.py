@@ -74,6 +74,7 @@ def test_invalid_setting_names_the_variable() -> None:
             "needs KB_EMBEDDING_ENGINE=onnx",
         ),
         ({"KB_EMBED_THREADS": "-1"}, "KB_EMBED_THREADS"),
+        ({"KB_EMBED_PARALLEL": "layers"}, "KB_EMBED_PARALLEL"),
     ],
 )
 def test_bad_embedding_settings_are_usage_errors(env: dict[str, str], named: str) -> None:

@@ -77,6 +77,17 @@ def test_long_empty_and_any_script(embedder: Any) -> None:
     assert embedder.encode([]).shape == (0, 384)
 
 
+def test_texts_side_by_side_give_the_vectors_of_one_after_another(model_cache: Path) -> None:
+    side = Embedder(model_info(), cache_dir=model_cache, threads=2)  # parallel="texts"
+    plain = Embedder(model_info(), cache_dir=model_cache, threads=2, parallel="ops")
+    texts = [*TEXTS, *(f"chunk {n}: " + "words of a note " * n for n in range(1, 40))]
+    a, b = side.encode(texts), plain.encode(texts)
+    assert side.onnx().lanes == 2 and plain.onnx().lanes == 1
+    assert float(np.abs(a - b).max()) == 0.0  # in order, and identical
+    one = Embedder(model_info(), cache_dir=model_cache, threads=1)
+    assert one.onnx().lanes == 1  # one thread: nothing to put side by side
+
+
 def test_vector_space_names() -> None:
     info = model_info()
     assert vector_space(info, "fp32") == info.name
@@ -86,6 +97,9 @@ def test_vector_space_names() -> None:
 def test_settings_refuse_unknown_engines_and_torch_int8() -> None:
     with pytest.raises(ValidationError, match="KB_EMBEDDING_ENGINE"):
         EmbeddingSettings(KB_EMBEDDING_ENGINE="tensorflow")
+    with pytest.raises(ValidationError, match="KB_EMBED_PARALLEL"):
+        EmbeddingSettings(KB_EMBED_PARALLEL="layers")
+    assert EmbeddingSettings(KB_EMBED_PARALLEL="ops").parallel == "ops"
     with pytest.raises(ValidationError, match="needs KB_EMBEDDING_ENGINE=onnx"):
         EmbeddingSettings(KB_EMBEDDING_ENGINE="torch", KB_EMBEDDING_PRECISION="int8")
     torch = EmbeddingSettings(KB_EMBEDDING_ENGINE="torch")
