@@ -4,24 +4,14 @@ in one line before anything is loaded or measured."""
 from __future__ import annotations
 
 import subprocess
-import sys
 
 import pytest
 
-from tests.fixtures import REPO
+from tests.fixtures.cli import run_module
 
 
 def run_bench(*args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.embedding", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
+    return run_module("bench.embedding", *args, timeout=120)
 
 
 def test_help_says_what_is_measured() -> None:

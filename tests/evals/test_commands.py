@@ -4,35 +4,20 @@ real database and models), their refusals one line each, and the old commands' n
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 import pytest
 
 from sql.database import Database
-from tests.fixtures import REPO
+from tests.fixtures.cli import run_module
 
 
 def run_evals(
     db: Database | None, *args: str, module: str = "evals"
 ) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if db is not None:
-        env["DATABASE_URL"] = db.conninfo
-    proc = subprocess.run(
-        [sys.executable, "-m", module, *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
+    return run_module(module, *args, db=db)
 
 
 def test_help_lists_every_harness_and_each_has_its_own() -> None:

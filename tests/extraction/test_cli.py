@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,26 +12,15 @@ from typing import Any
 import pytest
 
 from sql.database import Database
-from tests.fixtures import REPO
+from tests.fixtures.cli import run_module
 from tests.fixtures.corpus import write_corpus
 
 
 def run_cli(
     *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run(
-        [sys.executable, "-m", "extraction", *args],
-        cwd=REPO,
-        env=full_env,
-        input=stdin.decode("utf-8", "surrogateescape") if stdin is not None else None,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
+    text = stdin.decode("utf-8", "surrogateescape") if stdin is not None else None
+    return run_module("extraction", *args, env=env, stdin=text)
 
 
 def test_help_lists_commands_and_environment() -> None:

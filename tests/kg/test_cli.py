@@ -4,9 +4,7 @@ and the labelled disambiguation set."""
 from __future__ import annotations
 
 import io
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import networkx as nx
@@ -17,23 +15,15 @@ from evals.disambiguation import CATEGORIES, LabelError, default_queries_path, l
 from sql.database import Database
 from sql.names import normalize_name
 from tests.fixtures import REPO
+from tests.fixtures.cli import run_module
 
 VENDOR_CORPUS = REPO.parent / "shared" / "data" / "vendor_corpus" / "vendors"
 
 
-def run(db: Database | None, *args: str, env: dict[str, str] | None = None):
-    full = {**os.environ, **(env or {})}
-    if db is not None:
-        full["DATABASE_URL"] = db.conninfo
-    return subprocess.run(
-        [sys.executable, "-m", "kg", *args],
-        capture_output=True,
-        text=True,
-        env=full,
-        cwd=REPO,
-        check=False,
-        timeout=120,
-    )
+def run(
+    db: Database | None, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return run_module("kg", *args, db=db, env=env, timeout=120)
 
 
 def test_help_explains_every_command() -> None:

@@ -18,25 +18,22 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from psycopg.conninfo import make_conninfo
 
 from extraction.pipeline import Rebuilder
 from server.auth import KeyStore
-from server.sdk import http_client
 from sql.database import Database
 from tests.fixtures import REPO
 from tests.fixtures.corpus import change_corpus, snapshot, write_corpus
 from tests.fixtures.reliability import fingerprint, record
-from tests.fixtures.server import free_port, start_http, stop
+from tests.fixtures.server import free_port, mcp_session, start_http, stop
 
 pytestmark = pytest.mark.slow
 
@@ -52,16 +49,6 @@ def _server_env(conninfo: str, keys: Path, **extra: str) -> dict[str, str]:
         "BMCIS_RATE_LIMIT_DAY": "10000000",
         **extra,
     }
-
-
-@asynccontextmanager
-async def _session(url: str, key: str) -> AsyncIterator[Client]:
-    """An MCP client session over streamable HTTP."""
-    async with (
-        http_client({"X-API-Key": key}) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
-    ):
-        yield client
 
 
 # -- a rebuild lands while clients query ---------------------------------------------
@@ -119,7 +106,7 @@ def test_rebuild_while_clients_query_every_answer_is_from_one_build(
         chunk_calls: list[tuple[str, dict[str, Any]]] = []
 
         async def before() -> list[Any]:
-            async with _session(url, key) as client:
+            async with mcp_session(url, key) as client:
                 found = await client.call_tool(
                     "semantic_search", {"query": "Roadrunner rocket", "response_mode": "metadata"}
                 )
@@ -151,7 +138,7 @@ def test_rebuild_while_clients_query_every_answer_is_from_one_build(
             worker.start()
 
             async def client_loop(offset: int) -> None:
-                async with _session(url, key) as client:
+                async with mcp_session(url, key) as client:
                     done_at: float | None = None
                     i = offset
                     while done_at is None or time.monotonic() < done_at + 1.0:
@@ -173,7 +160,7 @@ def test_rebuild_while_clients_query_every_answer_is_from_one_build(
         assert not failures, failures
 
         async def after() -> list[Any]:
-            async with _session(url, key) as client:
+            async with mcp_session(url, key) as client:
                 return await _answers(client, calls)
 
         new = anyio.run(after)
@@ -253,7 +240,7 @@ async def _hammer(
     url: str, key: str, offset: int, stop: anyio.Event, out: list[dict[str, Any]]
 ) -> None:
     """Call the tools in turn until ``stop``; one record per call."""
-    async with _session(url, key) as client:
+    async with mcp_session(url, key) as client:
         i = offset
         while not stop.is_set():
             tool, args = CALLS[i % len(CALLS)]
@@ -384,7 +371,7 @@ def test_server_killed_and_restarted_clients_reconnect_nothing_corrupted(
         async def scenario() -> None:
             killed = float("inf")
             try:
-                async with _session(url, key) as client:
+                async with mcp_session(url, key) as client:
                     first = await client.call_tool(*call)
                     assert not first.is_error
                     outcome["answer"] = _comparable(first.structured_content)
@@ -411,7 +398,7 @@ def test_server_killed_and_restarted_clients_reconnect_nothing_corrupted(
     try:
 
         async def reconnect() -> Any:
-            async with _session(url, key) as client:
+            async with mcp_session(url, key) as client:
                 return await client.call_tool(*call)
 
         again = anyio.run(reconnect)

@@ -3,9 +3,6 @@ session, on the sample knowledge base (real PostgreSQL, real models)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +13,7 @@ from mcp import Client
 from kg import KnowledgeGraph
 from kg.lifecycle import cycle_dict
 from sql.database import Database
-from tests.fixtures import REPO
+from tests.fixtures.cli import run_module
 from tests.fixtures.server import Harness, error_code
 
 AS_OF = "2026-01-15"
@@ -166,16 +163,17 @@ def test_the_cli_and_the_tool_agree_on_every_product(sample: Harness, sample_kb:
         for p in kg.lifecycle(v).products
     }
     assert len(products) >= 10
-    env = {**os.environ, "DATABASE_URL": sample_kb.conninfo}
     for vendor, product in sorted(products):
-        proc = subprocess.run(
-            [sys.executable, "-m", "kg", "lifecycle", vendor, product, "--as-of", AS_OF, "--json"],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
+        proc = run_module(
+            "kg",
+            "lifecycle",
+            vendor,
+            product,
+            "--as-of",
+            AS_OF,
+            "--json",
+            db=sample_kb,
             timeout=120,
-            check=False,
         )
         assert proc.returncode == 0, proc.stderr
         cli = orjson.loads(proc.stdout)["products"][0]["cycles"]

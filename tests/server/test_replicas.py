@@ -5,40 +5,28 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Iterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from extraction.pipeline import Rebuilder
 from server.auth import KeyStore
-from server.sdk import http_client
 from sql.database import Database
-from tests.fixtures import REPO
+from tests.fixtures.cli import run_module
 from tests.fixtures.reliability import record
 from tests.fixtures.search import write_notes
-from tests.fixtures.server import start_http, stop
+from tests.fixtures.server import mcp_session, start_http, stop
 
 pytestmark = pytest.mark.slow
 
 REPLICAS = 3
 MINUTE_LIMIT = 100
-
-
-@asynccontextmanager
-async def _session(url: str, key: str) -> AsyncIterator[Client]:
-    async with (
-        http_client({"X-API-Key": key}) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
-    ):
-        yield client
 
 
 def _code(result: Any) -> str | None:
@@ -84,7 +72,7 @@ def test_rate_limits_are_shared_exactly_by_three_replicas(
 
     async def main() -> None:
         async with AsyncExitStack() as stack:
-            clients = [await stack.enter_async_context(_session(u, key)) for u in urls]
+            clients = [await stack.enter_async_context(mcp_session(u, key)) for u in urls]
 
             async def one(client: Client) -> None:
                 result = await client.call_tool("list_vendors", {"page_size": 1})
@@ -126,7 +114,7 @@ def test_cursors_keys_and_rebuilds_are_shared_by_every_replica(
     async def main() -> dict[str, Any]:
         out: dict[str, Any] = {}
         async with AsyncExitStack() as stack:
-            clients = [await stack.enter_async_context(_session(u, key)) for u in urls]
+            clients = [await stack.enter_async_context(mcp_session(u, key)) for u in urls]
             # a cursor issued by one replica continues on each of the others
             first = (
                 await clients[0].call_tool("list_vendors", {"page_size": 2})
@@ -142,15 +130,7 @@ def test_cursors_keys_and_rebuilds_are_shared_by_every_replica(
             out["first"] = [v["vendor_name"] for v in first["results"]]
 
             # revoked through the CLI while every replica holds an open session with it
-            revoked = subprocess.run(
-                [sys.executable, "-m", "server", "keys", "revoke", "shared"],
-                env=env,
-                cwd=REPO,
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-            )
+            revoked = run_module("server", "keys", "revoke", "shared", env=env, timeout=120)
             assert revoked.returncode == 0, revoked.stderr
             done = time.monotonic()
             refused = [_code(await c.call_tool("list_vendors", {})) for c in clients]
@@ -158,7 +138,7 @@ def test_cursors_keys_and_rebuilds_are_shared_by_every_replica(
             out["refused_old_sessions"] = refused
         fresh = []
         for url in urls:
-            async with _session(url, key) as client:
+            async with mcp_session(url, key) as client:
                 fresh.append(_code(await client.call_tool("list_vendors", {})))
         out["refused_new_sessions"] = fresh
         return out
@@ -176,7 +156,7 @@ def test_cursors_keys_and_rebuilds_are_shared_by_every_replica(
     async def builds() -> list[int]:
         seen = []
         for url in urls:
-            async with _session(url, other) as client:
+            async with mcp_session(url, other) as client:
                 env_ = (await client.call_tool("list_vendors", {})).structured_content
                 seen.append(env_["execution_context"]["graph_build_id"])
         return seen
@@ -216,7 +196,7 @@ def test_every_replica_names_all_live_replicas_with_their_own_metrics(
     async def main() -> list[dict[str, Any]]:
         answers = []
         async with AsyncExitStack() as stack:
-            clients = [await stack.enter_async_context(_session(u, key)) for u in urls]
+            clients = [await stack.enter_async_context(mcp_session(u, key)) for u in urls]
             for n, client in enumerate(clients):  # 1, 2 and 3 calls
                 for _ in range(n + 1):
                     await client.call_tool("list_vendors", {"page_size": 1})

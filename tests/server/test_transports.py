@@ -24,6 +24,7 @@ from server.auth import KeyStore, digest
 from server.sdk import http_client
 from sql.database import Database
 from tests.fixtures import REPO
+from tests.fixtures.cli import run_module
 from tests.fixtures.reliability import record
 from tests.fixtures.server import start_http, stop
 
@@ -286,16 +287,7 @@ def test_start_up_failures_are_one_error_line(
     keyed: tuple[dict[str, str], str], env_change: dict[str, str], message: str, code: int
 ) -> None:
     env, _ = keyed
-    proc = subprocess.run(
-        [sys.executable, "-m", "server"],
-        env={**env, **env_change},
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    proc = run_module("server", env={**env, **env_change}, timeout=120)
     assert proc.returncode == code, proc.stderr
     assert proc.stderr.startswith("error:") and message in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
@@ -308,16 +300,7 @@ def test_keys_cli_acts_on_the_database_and_imports_an_old_key_file(
     env = {**os.environ, "DATABASE_URL": db.conninfo, "KB_API_KEYS_FILE": str(old)}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "server", *args],
-            env=env,
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
+        return run_module("server", *args, env=env, timeout=60)
 
     started = run()  # no key yet: the server says how to make one
     assert started.returncode == 2 and started.stderr.startswith("error: no API keys in")
@@ -453,14 +436,5 @@ def test_stateless_replicas_answer_any_request_of_a_session(
 
 def test_stateless_is_refused_for_stdio(keyed: tuple[dict[str, str], str]) -> None:
     env, _ = keyed
-    proc = subprocess.run(
-        [sys.executable, "-m", "server", "--stateless"],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    proc = run_module("server", "--stateless", env=env, timeout=120)
     assert proc.returncode == 2 and proc.stderr.startswith("error: --stateless applies")
