@@ -15,7 +15,6 @@ from pathlib import Path
 import orjson
 from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
 
 from extraction.settings import BUNDLED_SAMPLE, ExtractionSettings
 from sql.cli import (
@@ -23,9 +22,8 @@ from sql.cli import (
     EXIT_USAGE,
     CliError,
     CommandLine,
-    moved_elsewhere,
     open_configured_database,
-    print_error,
+    run_command_line,
     settings_error,
 )
 
@@ -67,11 +65,13 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--workers",
             type=_workers,
-            default=0,
+            default="auto",
             metavar="N",
-            help="start N local worker processes for the embed and extract work (default 0: "
-            "this process does it); 'python -m extraction worker' on other machines helps "
-            "either way",
+            help="start N local worker processes for the embed and extract work (0: this "
+            "process does it; default auto: one per core when there are "
+            "KB_AUTO_WORKERS_MIN_CHUNKS or more to embed and extract, so embedding and spaCy "
+            "overlap); 'python -m extraction "
+            "worker' on other machines helps either way",
         )
         return p
 
@@ -158,38 +158,36 @@ MOVED = {"eval": "python -m evals extraction", "eval-graph": "python -m evals gr
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    given = list(sys.argv[1:] if argv is None else argv)
-    err = Console(stderr=True)
-    if moved_elsewhere(given, MOVED, err):
-        return EXIT_USAGE
-    parser = _parser()
-    args = parser.parse_args(given)
-    try:
-        if args.command in ("rebuild-graph", "ingest"):
-            return _cmd_build(args)
-        if args.command == "status":
-            return _cmd_status(args)
-        if args.command == "worker":
-            return _cmd_worker(args)
-        if args.command == "stop-db":
-            return _cmd_stop_db()
-        if args.command == "extract":
-            return _cmd_extract(args)
-    except CliError as exc:
-        print_error(err, escape(str(exc)))
-        return exc.code
-    except KeyboardInterrupt:
-        err.print("[bold red]interrupted[/]: nothing half-done was published")
-        return 130
-    parser.error(f"unknown command {args.command}")
-    return EXIT_USAGE
+    return run_command_line(
+        argv,
+        _parser,
+        _run,
+        moved=MOVED,
+        interrupted="[bold red]interrupted[/]: nothing half-done was published",
+    )
 
 
-def _workers(text: str) -> int:
+def _run(args: argparse.Namespace) -> int:
+    if args.command in ("rebuild-graph", "ingest"):
+        return _cmd_build(args)
+    if args.command == "status":
+        return _cmd_status(args)
+    if args.command == "worker":
+        return _cmd_worker(args)
+    if args.command == "stop-db":
+        return _cmd_stop_db()
+    if args.command == "extract":
+        return _cmd_extract(args)
+    raise CliError(f"unknown command {args.command}", EXIT_USAGE)
+
+
+def _workers(text: str) -> int | str:
+    if text == "auto":
+        return text
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number or auto") from None
     if not 0 <= value <= 64:
         raise argparse.ArgumentTypeError(f"{value} is out of range (0 to 64)")
     return value

@@ -25,8 +25,7 @@ from sql.cli import (
     EXIT_USAGE,
     CliError,
     CommandLine,
-    moved_elsewhere,
-    print_error,
+    run_command_line,
     settings_error,
 )
 
@@ -121,25 +120,13 @@ MOVED = {"eval-disambiguation": "python -m evals disambiguation"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    given = list(sys.argv[1:] if argv is None else argv)
-    err = Console(stderr=True)
-    if moved_elsewhere(given, MOVED, err):
-        return EXIT_USAGE
-    parser = _parser()
-    args = parser.parse_args(given)
-    try:
-        if args.command == "run-notebook":
-            return _cmd_run_notebook(args)
-        return _run_graph_command(args)
-    except CliError as exc:
-        print_error(err, escape(str(exc)))
-        return exc.code
-    except GraphError as exc:
-        print_error(err, escape(str(exc)))
-        return EXIT_FAILURE
-    except KeyboardInterrupt:
-        err.print("[bold red]interrupted[/]")
-        return 130
+    return run_command_line(argv, _parser, _run, moved=MOVED, failures=(GraphError,))
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "run-notebook":
+        return _cmd_run_notebook(args)
+    return _run_graph_command(args)
 
 
 def _open() -> Any:

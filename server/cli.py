@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from sql.cli import (
@@ -24,7 +23,7 @@ from sql.cli import (
     CliError,
     CommandLine,
     open_configured_database,
-    print_error,
+    run_command_line,
     settings_error,
 )
 
@@ -95,20 +94,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
-    err = Console(stderr=True)
-    try:
-        if args.command == "keys":
-            return _keys(args)
-        if not 1 <= args.port <= 65535:
-            raise CliError(f"--port must be from 1 to 65535, not {args.port}", EXIT_USAGE)
-        return _serve(args)
-    except CliError as exc:
-        print_error(err, escape(str(exc)))
-        return exc.code
-    except KeyboardInterrupt:
-        return 130
+    return run_command_line(argv, _parser, _run, interrupted=None)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "keys":
+        return _keys(args)
+    if not 1 <= args.port <= 65535:
+        raise CliError(f"--port must be from 1 to 65535, not {args.port}", EXIT_USAGE)
+    return _serve(args)
 
 
 def _settings() -> ServerSettings:

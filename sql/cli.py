@@ -6,7 +6,8 @@ and a ``--help`` that ends with the environment variables the command reads.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -70,6 +71,42 @@ def moved_elsewhere(given: Sequence[str], moved: Mapping[str, str], err: Console
         )
         return True
     return False
+
+
+def run_command_line(
+    argv: Sequence[str] | None,
+    parser: Callable[[], argparse.ArgumentParser],
+    run: Callable[[argparse.Namespace], int],
+    *,
+    moved: Mapping[str, str] | None = None,
+    failures: tuple[type[Exception], ...] = (),
+    interrupted: str | None = "[bold red]interrupted[/]",
+) -> int:
+    """A command line's ``main``: a moved command named (``moved``), the arguments
+    parsed (``parser()``), then ``run(args)``, whose exit code it returns. A
+    :class:`CliError`, or an exception of ``failures`` (exit 1), is one ``error:``
+    line, its text shown as written; Ctrl-C prints ``interrupted`` (unless None)
+    and exits 130."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    given = list(sys.argv[1:] if argv is None else argv)
+    err = Console(stderr=True)
+    if moved and moved_elsewhere(given, moved, err):
+        return EXIT_USAGE
+    args = parser().parse_args(given)
+    try:
+        return run(args)
+    except CliError as exc:
+        print_error(err, escape(str(exc)))
+        return exc.code
+    except failures as exc:
+        print_error(err, escape(str(exc)))
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        if interrupted is not None:
+            err.print(interrupted)
+        return 130
 
 
 class CommandLine:
