@@ -4,8 +4,11 @@ corpus or a model failed), never a traceback."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from typing import Any
 
+import orjson
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
@@ -18,7 +21,15 @@ from sql.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, print_error
 from sql.errors import DatabaseError
 from sql.settings import settings_problem
 
-__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "HarnessError", "fail", "reported"]
+__all__ = [
+    "EXIT_FAILURE",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "HarnessError",
+    "fail",
+    "reported",
+    "show_report",
+]
 
 
 class HarnessError(Exception):
@@ -46,3 +57,14 @@ def reported(body: Callable[[], int]) -> int:
         return fail(str(exc), EXIT_USAGE)
     except (CorpusError, RebuildError, DatabaseError, EmbeddingConfigError) as exc:
         return fail(str(exc), EXIT_FAILURE)
+
+
+def show_report(report: Any, as_json: bool, render: Callable[[], None]) -> int:
+    """A harness's report on stdout: indented JSON with ``--json`` (``as_json``), its
+    tables otherwise (``render``); the exit code of a harness that ran."""
+    if as_json:
+        option = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+        sys.stdout.write(orjson.dumps(report, option=option).decode() + "\n")
+    else:
+        render()
+    return EXIT_OK

@@ -19,7 +19,6 @@ that matters most.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from rich.progress import track
 from rich.table import Table
 
 from evals import DATA
-from evals.cli import EXIT_OK, HarnessError, reported
+from evals.cli import HarnessError, reported, show_report
 from evals.corpus import build_vendor_corpus, checked_corpus, default_corpus, eval_database
 from kg.disambiguate import Resolution, resolve_vendor
 from kg.errors import InvalidName
@@ -254,11 +253,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
-    if args.json:
-        sys.stdout.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n")
-        return EXIT_OK
-    render(report, path.name, show_errors=args.show_errors)
-    return EXIT_OK
+    return show_report(
+        report, args.json, lambda: render(report, path.name, show_errors=args.show_errors)
+    )
 
 
 def render(report: dict[str, Any], source: str, *, show_errors: bool = False) -> None:

@@ -30,7 +30,6 @@ a folder and the report's tables follow one another and share the matching of na
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from evals import DATA, eval_queries
-from evals.cli import EXIT_OK, HarnessError, reported
+from evals.cli import HarnessError, reported, show_report
 from evals.corpus import build_vendor_corpus, checked_corpus, default_corpus, eval_database
 from extraction.names import normalize_name
 
@@ -570,8 +569,8 @@ def _run(args: argparse.Namespace) -> int:
         report = run_graph_eval(corpus, gold, quiet=args.json)
     except GoldError as exc:
         raise HarnessError(str(exc)) from None
-    if args.json:
-        sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
-    else:
-        render_graph_eval(Console(), report, details=args.details)
-    return EXIT_OK
+    return show_report(
+        report.to_dict(),
+        args.json,
+        lambda: render_graph_eval(Console(), report, details=args.details),
+    )

@@ -32,7 +32,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from evals import eval_queries
-from evals.cli import EXIT_OK, HarnessError, reported
+from evals.cli import HarnessError, reported, show_report
 from search.hybrid import DEFAULT_MAX_DF_RATIO, fetch_candidates
 from search.metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
 from search.query import SearchFilters
@@ -467,11 +467,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     report["chunking"] = args.chunking
     report["split"] = args.split
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print_report(report, Console())
-    return EXIT_OK
+    return show_report(report, args.json, lambda: print_report(report, Console()))
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from evals import DATA
-from evals.cli import EXIT_OK, HarnessError, reported
+from evals.cli import HarnessError, reported, show_report
 from evals.corpus import EVAL_DATABASE, build_vendor_corpus, checked_corpus, default_corpus
 from search.hybrid import fetch_candidates
 from search.metrics import mrr_at_k, ndcg_at_k, recall_at_k
@@ -346,11 +346,7 @@ def _run(args: argparse.Namespace) -> int:
     from search.embedder import Embedder
 
     report = evaluate(db, items, Embedder.from_settings(), settings, today=date.today())
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print_report(report, Console())
-    return EXIT_OK
+    return show_report(report, args.json, lambda: print_report(report, Console()))
 
 
 if __name__ == "__main__":
