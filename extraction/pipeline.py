@@ -18,10 +18,11 @@ Stages and why they are split this way:
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -111,10 +112,11 @@ class Rebuilder:
         progress: Progress | None = None,
         embedder: Embedder | None = None,
         extractor: Extractor | None = None,
-        workers: int = 0,
+        workers: int | Literal["auto"] = 0,
     ) -> None:
         """``workers``: local worker processes that do the embed and extract work
-        (0: this process does it)."""
+        (0: this process does it; ``"auto"``: :func:`auto_workers` decides, from
+        the work a build queues)."""
         self.db = db
         self.workers = workers
         self.settings = settings or ExtractionSettings()
@@ -132,16 +134,7 @@ class Rebuilder:
     # -- models, loaded on first use --------------------------------------
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            settings = self.embedding_settings
-            self._embedder = Embedder(
-                self.model,
-                engine=settings.engine,
-                precision=settings.precision,
-                cache_dir=settings.cache_dir,
-                threads=settings.threads,
-                parallel=settings.parallel,
-                batch_size=settings.batch_size,
-            )
+            self._embedder = Embedder.from_settings(self.embedding_settings, self.model)
         elif self._embedder.name != self.vectors:
             raise RebuildError(
                 f"the embedder in use gives {self._embedder.name!r} vectors but the configured "
@@ -309,7 +302,13 @@ class Rebuilder:
                 report.chunks_embedded, report.chunks_extracted = self._queue_work(
                     conn, report.build_id, prepared
                 )
-            self._do_work(conn, report.build_id, timer)
+            work = report.chunks_embedded + report.chunks_extracted
+            workers = (
+                auto_workers(work, self.settings.auto_workers_min_chunks)
+                if self.workers == "auto"
+                else self.workers
+            )
+            self._do_work(conn, report.build_id, timer, workers)
             summary = conn.execute(q["work_summary"], {"build_id": report.build_id}).fetchone()
             conn.commit()
             if summary is not None:
@@ -422,12 +421,12 @@ class Rebuilder:
         return len(to_embed), len(to_extract)
 
     def _do_work(
-        self, conn: psycopg.Connection[dict[str, Any]], build_id: int, timer: Timer
+        self, conn: psycopg.Connection[dict[str, Any]], build_id: int, timer: Timer, workers: int
     ) -> None:
-        """Every unit of the build done: here (the default), or by ``workers``
+        """Every unit of the build done: here (``workers`` 0), or by ``workers``
         local processes; workers elsewhere may help either way."""
-        if self.workers:
-            self._watch_workers(conn, build_id, timer)
+        if workers:
+            self._watch_workers(conn, build_id, timer, workers)
             return
         from extraction.workers import Worker
 
@@ -449,12 +448,12 @@ class Rebuilder:
                 )
 
     def _watch_workers(
-        self, conn: psycopg.Connection[dict[str, Any]], build_id: int, timer: Timer
+        self, conn: psycopg.Connection[dict[str, Any]], build_id: int, timer: Timer, n: int
     ) -> None:
         from extraction.workers import LocalWorkers, WorkerError
 
         try:
-            with LocalWorkers(self.workers, build_id) as local:
+            with LocalWorkers(n, build_id) as local:
                 for kind in KINDS:
                     with timer(kind):
                         state = build_progress(conn, build_id)
@@ -471,6 +470,22 @@ class Rebuilder:
                             state = build_progress(conn, build_id)
         except WorkerError as exc:
             raise RebuildError(str(exc)) from None
+
+
+def auto_workers(chunks: int, min_chunks: int) -> int:
+    """Local workers for ``chunks`` of queued work: one per core when there are two
+    or more cores and at least ``min_chunks`` (``KB_AUTO_WORKERS_MIN_CHUNKS``, 512:
+    below it, the workers' start-up, an interpreter and the models each, costs more
+    than the second core gains), else 0 (this process).
+
+    Why processes: two workers overlap embedding and spaCy, which one process does
+    one after the other (spaCy uses one core, and in a thread beside the embedding
+    it held the GIL: slower than one after the other). On the shared vendor corpus
+    (3,215 chunks, 2 cores) a full rebuild took 157.7 s with two workers against
+    226.3 s in one process (``python -m bench.workers``, 2026-11-26).
+    """
+    cores = len(os.sched_getaffinity(0))
+    return cores if cores >= 2 and chunks >= min_chunks else 0
 
 
 def _changed(before: dict[str, str], now: dict[str, str]) -> list[str]:

@@ -68,6 +68,15 @@ class ExtractionSettings(BaseSettings):
         description="chunks per work unit: computed in one call, committed with its cache "
         "rows, claimed by one worker",
     )
+    auto_workers_min_chunks: int = setting(
+        "KB_AUTO_WORKERS_MIN_CHUNKS",
+        "auto_workers_min_chunks",
+        512,
+        ge=1,
+        le=10_000_000,
+        description="rebuild-graph --workers auto (the default): chunks of embed and extract "
+        "work from which it starts one local worker process per core",
+    )
     worker_lease_s: float = setting(
         "KB_WORKER_LEASE_S",
         "worker_lease_s",

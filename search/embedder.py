@@ -240,10 +240,13 @@ class Embedder:
         self._onnx: OnnxEncoder | None = None
 
     @classmethod
-    def from_settings(cls, settings: EmbeddingSettings | None = None) -> Embedder:
+    def from_settings(
+        cls, settings: EmbeddingSettings | None = None, info: ModelInfo | None = None
+    ) -> Embedder:
+        """The embedder ``settings`` configure; ``info``: their model, read already."""
         settings = settings or EmbeddingSettings()
         return cls(
-            model_info(settings.model_path),
+            info or model_info(settings.model_path),
             engine=settings.engine,
             precision=settings.precision,
             cache_dir=settings.cache_dir,

@@ -19,12 +19,13 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from extraction.models import ExtractionContext
-from extraction.pipeline import Rebuilder
+from extraction.pipeline import Rebuilder, auto_workers
 from extraction.work import UnitRunner, claim, embed_item, enqueue, extract_item
 from extraction.workers import Worker, WorkerError
 from sql import queries
 from sql.database import Database
 from tests.fixtures import REPO
+from tests.fixtures.cli import run_module
 from tests.fixtures.reliability import LIVE_TABLES, fingerprint
 
 #: Tables whose rows are the run's bookkeeping, not the knowledge base.
@@ -252,19 +253,35 @@ def test_a_worker_whose_connection_is_dropped_reconnects_and_loses_nothing(
 
 def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """``python -m extraction ARGS`` to the end."""
-    return subprocess.run(
-        [sys.executable, "-m", "extraction", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return run_module("extraction", *args, env=env)
+
+
+def test_auto_workers_start_one_per_core_only_for_a_large_build() -> None:
+    cores = len(os.sched_getaffinity(0))
+    assert auto_workers(0, 512) == auto_workers(511, 512) == 0
+    assert auto_workers(512, 512) == (cores if cores >= 2 else 0)
+
+
+def test_auto_rebuild_uses_local_workers_above_the_threshold_and_this_process_below(
+    db: Database, fresh_database: str, sample_copy: Path
+) -> None:
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("auto starts workers on two or more cores only")
+    small = _run("rebuild-graph", str(sample_copy), "--json", env=_env(db.conninfo))
+    assert small.returncode == 0, small.stderr
+    below = json.loads(small.stdout)  # the sample is below the default threshold
+    assert below["chunks_embedded"] < 512 and below["work"]["workers"] == 1
+    env = _env(fresh_database, KB_AUTO_WORKERS_MIN_CHUNKS="1")
+    large = _run("rebuild-graph", str(sample_copy), "--json", env=env)
+    assert large.returncode == 0, large.stderr
+    above = json.loads(large.stdout)  # one worker process per core
+    assert above["work"]["workers"] == 2 and above["totals"] == below["totals"]
+    assert knowledge_base(fresh_database) == knowledge_base(db.conninfo)
 
 
 def test_worker_cli_rejects_bad_arguments(db: Database) -> None:
     env = _env(db.conninfo)
-    for workers in ("-1", "x"):
+    for workers in ("-1", "x", "Auto"):
         proc = _run("rebuild-graph", "--workers", workers, env=env)
         assert proc.returncode == 2 and "--workers" in proc.stderr, proc.stderr
     proc = _run("worker", "--build", "0", env=env)
