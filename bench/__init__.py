@@ -33,6 +33,37 @@ def bench_parser(prog: str, doc: str | None) -> argparse.ArgumentParser:
     )
 
 
+def measuring_parser(
+    name: str, doc: str | None, *, repeats: int, what: str, corpus: Path | None = None
+) -> argparse.ArgumentParser:
+    """:func:`bench_parser` of ``python -m bench.<name>``, with the options of a
+    benchmark that repeats each measurement: ``--repeats`` (``what`` says what
+    repeats), ``--out`` (the JSON results, ``bench/results/<name>.json``) and, given
+    a default, ``--corpus``; :func:`parse_measuring` reads them."""
+    out = RESULTS / f"{name}.json"
+    parser = bench_parser(f"python -m bench.{name}", doc)
+    parser.add_argument(
+        "--repeats", type=int, default=repeats, help=f"{what} (at least 3; default {repeats})"
+    )
+    if corpus is not None:
+        parser.add_argument(
+            "--corpus",
+            type=Path,
+            default=corpus,
+            help=f"the vendor notes measured on (default {corpus})",
+        )
+    parser.add_argument("--out", type=Path, default=out, help=f"results file (default {out})")
+    return parser
+
+
+def parse_measuring(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """The arguments of a :func:`measuring_parser`; fewer than 3 repeats is a usage error."""
+    args = parser.parse_args(argv)
+    if args.repeats < 3:
+        parser.error("--repeats must be at least 3")
+    return args
+
+
 def machine() -> dict[str, Any]:
     """The machine a benchmark ran on, for its results."""
     return {

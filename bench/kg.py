@@ -23,7 +23,6 @@ import math
 import random
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from psycopg.types.json import Jsonb
@@ -31,7 +30,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from bench import RESULTS, bench_parser, machine, write_results
+from bench import machine, measuring_parser, parse_measuring, write_results
 from evals.corpus import EVAL_DATABASE, build_vendor_corpus, default_corpus
 from kg.settings import GraphSettings
 from kg.store import KnowledgeGraph
@@ -198,19 +197,15 @@ def growth(rows: list[dict[str, Any]], key: str) -> float | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = bench_parser("python -m bench.kg", __doc__)
-    parser.add_argument(
-        "--repeats",
-        type=int,
-        default=21,
-        help="runs per cold measurement (cached ones run 5x as often; default 21)",
+    parser = measuring_parser(
+        "kg",
+        __doc__,
+        repeats=21,
+        what="runs per cold measurement (cached ones run 5x as often)",
+        corpus=default_corpus(),
     )
     parser.add_argument("--real", type=int, default=3, help="largest real vendors (default 3)")
-    parser.add_argument("--corpus", type=Path, default=default_corpus())
-    parser.add_argument("--out", type=Path, default=RESULTS / "kg.json")
-    args = parser.parse_args(argv)
-    if args.repeats < 3:
-        parser.error("--repeats must be at least 3")
+    args = parse_measuring(parser, argv)
     console = Console()
     server = server_conninfo(DatabaseSettings())
     bench_db = named_database(server, BENCH_DATABASE)

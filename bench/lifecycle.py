@@ -28,13 +28,12 @@ import datetime as dt
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from bench import RESULTS, bench_parser, bench_queries, machine, write_results
+from bench import bench_queries, machine, measuring_parser, parse_measuring, write_results
 from bench.server import measuring_settings
 from evals.corpus import build_vendor_corpus, default_corpus, eval_database
 from kg.store import KnowledgeGraph
@@ -64,13 +63,14 @@ def timed(fn: Callable[[int], Any], repeats: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = bench_parser("python -m bench.lifecycle", __doc__)
-    parser.add_argument("--repeats", type=int, default=51, help="calls per measure (default 51)")
-    parser.add_argument("--corpus", type=Path, default=default_corpus())
-    parser.add_argument("--out", type=Path, default=RESULTS / "lifecycle.json")
-    args = parser.parse_args(argv)
-    if args.repeats < 3:
-        parser.error("--repeats must be at least 3")
+    parser = measuring_parser(
+        "lifecycle",
+        __doc__,
+        repeats=51,
+        what="calls per measure",
+        corpus=default_corpus(),
+    )
+    args = parse_measuring(parser, argv)
     console = Console()
     db = eval_database()
     console.print(f"bringing {db.description} up to date with {args.corpus} ...")

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -264,40 +265,35 @@ def main(argv: list[str] | None = None) -> int:
     table.add_row("ONNX graphs made once (fp32 + int8)", f"{export_s:.1f} s", "", "")
     table.add_row("bare encode (same chunks)", f"{bare['encode_s']:.1f} s", "", "")
     table.add_row("bare nlp.pipe (same chunks)", f"{bare['pipe_s']:.1f} s", "", "")
-    ratio = results["full_vs_limit_ratio"]
-    table.add_row(
-        "full / (encode + pipe)",
-        f"{ratio:.2f}",
-        f"<= {FULL_LIMIT_RATIO}",
-        "yes" if ratio <= FULL_LIMIT_RATIO else "NO",
+
+    def verdict(measure: str, value: float, limit: float, shown: Callable[[float], str]) -> None:
+        table.add_row(
+            measure, shown(value), f"<= {shown(limit)}", "yes" if value <= limit else "NO"
+        )
+
+    def seconds(v: float) -> str:
+        return f"{v:.2f} s"
+
+    verdict(
+        "full / (encode + pipe)", results["full_vs_limit_ratio"], FULL_LIMIT_RATIO, "{:.2f}".format
     )
-    share = results["lifecycle_share"]
     table.add_row(
         f"release cycles read + written ({lifecycle['cycles']:,}), median of {args.repeats}",
-        f"{lifecycle['parse_s'] + lifecycle['write_s']:.2f} s",
+        seconds(lifecycle["parse_s"] + lifecycle["write_s"]),
         "",
         "",
     )
-    table.add_row(
+    verdict(
         "  share of the full rebuild",
-        f"{share:.1%}",
-        f"<= {LIFECYCLE_LIMIT_SHARE:.0%}",
-        "yes" if share <= LIFECYCLE_LIMIT_SHARE else "NO",
+        results["lifecycle_share"],
+        LIFECYCLE_LIMIT_SHARE,
+        "{:.1%}".format,
     )
-    nc = results["no_change_median_s"]
-    table.add_row(
-        f"no-change rebuild, median of {args.repeats}",
-        f"{nc:.2f} s",
-        f"<= {NO_CHANGE_LIMIT_S} s",
-        "yes" if nc <= NO_CHANGE_LIMIT_S else "NO",
+    median = f"median of {args.repeats}"
+    verdict(
+        f"no-change rebuild, {median}", results["no_change_median_s"], NO_CHANGE_LIMIT_S, seconds
     )
-    of = results["one_file_median_s"]
-    table.add_row(
-        f"one-file change, median of {args.repeats}",
-        f"{of:.2f} s",
-        f"<= {ONE_FILE_LIMIT_S} s",
-        "yes" if of <= ONE_FILE_LIMIT_S else "NO",
-    )
+    verdict(f"one-file change, {median}", results["one_file_median_s"], ONE_FILE_LIMIT_S, seconds)
     console.print(table)
     md = args.out.with_suffix(".md")
     with md.open("w") as fh:

@@ -12,36 +12,42 @@ from typing import Any
 from rich.console import Console
 
 import bench.server
-from bench import RESULTS, bench_parser
+from bench import measuring_parser, parse_measuring
 from bench.server import QUERIES
 from bench.server.budgets import token_budgets
 from bench.server.latency import bare_calls, cold_graph, latency, vendor_graph
 from bench.server.report import report
 from evals.corpus import EVAL_DATABASE, build_vendor_corpus, default_corpus
+from extraction.settings import BUNDLED_SAMPLE
 from kg.store import KnowledgeGraph
 from search.embedder import Embedder
 from search.hybrid import hybrid_search, search_pool
 from server.auth import KeyStore
-from sql.database import named_database, open_database, server_conninfo
+from sql.database import named_database, server_conninfo
 from sql.queries import queries
 from sql.settings import DatabaseSettings
 
+#: The bundled sample's knowledge base, which the token budgets are measured on.
+SAMPLE_DATABASE = "kb_bench_sample"
+
 
 def main(argv: list[str] | None = None) -> int:
-    parser = bench_parser("python -m bench.server", bench.server.__doc__)
-    parser.add_argument("--repeats", type=int, default=21, help="calls per measurement [21]")
-    parser.add_argument("--corpus", type=Path, default=default_corpus())
-    parser.add_argument("--out", type=Path, default=RESULTS / "server.json")
-    args = parser.parse_args(argv)
-    if args.repeats < 3:
-        parser.error("--repeats must be at least 3")
+    parser = measuring_parser(
+        "server",
+        bench.server.__doc__,
+        repeats=21,
+        what="calls per measurement",
+        corpus=default_corpus(),
+    )
+    args = parse_measuring(parser, argv)
     console = Console()
     work = Path(tempfile.mkdtemp(prefix="kb-bench-server-"))
     run = f"bench-server-{secrets.token_hex(4)}"  # key names, unique to this run
     embedder = Embedder.from_settings()
 
-    console.print("token budgets on the sample knowledge base ...")
-    sample = open_database(DatabaseSettings())
+    console.print(f"token budgets on the bundled sample, in {SAMPLE_DATABASE} ...")
+    sample = named_database(server_conninfo(DatabaseSettings()), SAMPLE_DATABASE)
+    build_vendor_corpus(sample, BUNDLED_SAMPLE, quiet=True)
     budgets = token_budgets(sample, embedder, KeyStore(sample).create(run))
 
     console.print(f"bringing {EVAL_DATABASE} up to date with {args.corpus} ...")

@@ -38,6 +38,8 @@ def token_budgets(db: Database, embedder: Embedder, key: str) -> dict[str, Any]:
                 vendor[mode].append(env["execution_context"]["tokens_estimated"])
     finally:
         service.close()
+    if not all(search.values()) or not all(vendor.values()):
+        raise SystemExit("the token budgets measured nothing: the sample knowledge base is empty")
 
     def summary(values: list[int]) -> dict[str, Any]:
         return {

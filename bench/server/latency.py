@@ -4,11 +4,11 @@ overhead, and the bare library calls in this process."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -16,6 +16,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from bench import REPO
+from bench.load.server_process import ServerProcess
 from bench.server import MODES, QUERIES
 from bench.wire import HttpWire, StdioWire, WireClient
 from kg.settings import GraphSettings
@@ -31,48 +32,11 @@ def stats(values: list[float]) -> dict[str, float]:
     return {"p50": round(percentile(values, 50), 3), "p95": round(percentile(values, 95), 3)}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class ServerProcess:
-    """``python -m server`` over HTTP in a subprocess."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.port = _free_port()
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "server",
-                "--transport",
-                "streamable-http",
-                "--port",
-                str(self.port),
-            ],
-            env=env,
-            cwd=REPO,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
-            except OSError:
-                time.sleep(0.3)
-        raise SystemExit("the HTTP server did not start")
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
+def _http_server(server_env: dict[str, str]) -> ServerProcess:
+    """``python -m server`` over HTTP, without the client's key in its environment;
+    its stderr in a file of its own."""
+    log = Path(tempfile.mkdtemp(prefix="kb-bench-server-")) / "server.log"
+    return ServerProcess({k: v for k, v in server_env.items() if k != "BMCIS_API_KEY"}, log)
 
 
 # A tool call in a measured session: arguments in, "was it an error answer" out.
@@ -243,7 +207,7 @@ def _one_server(
         if transport == "stdio":
             wire = StdioWire(server_env, REPO)
         else:
-            server = ServerProcess({k: v for k, v in server_env.items() if k != "BMCIS_API_KEY"})
+            server = _http_server(server_env)
             wire = HttpWire("127.0.0.1", server.port, "/mcp", key)
 
         async def lean_call(tool: str, args: dict[str, Any]) -> bool:
@@ -272,7 +236,7 @@ def _one_server(
                 return await run_with(session)
 
         return anyio.run(stdio_main)
-    http_server = ServerProcess({k: v for k, v in server_env.items() if k != "BMCIS_API_KEY"})
+    http_server = _http_server(server_env)
     try:
 
         async def http_main() -> dict[str, list[float]]:
