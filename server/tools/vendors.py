@@ -93,10 +93,10 @@ def _cycles_shown(
     if not cycles:
         return life
     kept = cycles[: max(0, n)]
-    products = [
-        {**p, "cycles": [c for i, c in kept if i == index]}
-        for index, p in enumerate(life["products"])
-    ]
+    by_product: dict[int, list[dict[str, Any]]] = {}
+    for index, cycle in kept:  # one pass: a vendor may have a thousand products
+        by_product.setdefault(index, []).append(cycle)
+    products = [{**p, "cycles": by_product.get(i, [])} for i, p in enumerate(life["products"])]
     return {**life, "products": products, "cycles_left_out": len(cycles) - len(kept)}
 
 
