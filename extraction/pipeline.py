@@ -8,7 +8,8 @@ Stages and why they are split this way:
 3. **embed** and 4. **extract** only chunks whose text the work caches do not
    hold yet (``embedding_cache``, ``extraction_cache``). The work is queued as
    units in PostgreSQL (:mod:`extraction.work`) and done by this process, by
-   ``--workers N`` local processes, or by workers on other machines; each unit
+   local worker processes (``--workers auto``, the default, starts one per core
+   for a large build: :func:`auto_workers`), or by workers on other machines; each unit
    is committed with its cache rows: a rebuild killed here loses no paid-for work.
 5. **publish**: one transaction replaces the changed documents' chunks,
    deletes removed documents, and rewrites the graph of every affected vendor.

@@ -57,8 +57,8 @@ class ExtractionSettings(BaseSettings):
 
     _blank_is_unset = field_validator("corpus", mode="before")(blank_is_unset)
 
-    # 512, not less: embedding 512 chunks in one call is about 20 % faster than in
-    # four calls of 128 (longer runs of similar length to batch); docs/extraction.md
+    # 512: about 11 s of embedding and 15 s of extraction a unit on 2 cores, so the
+    # queue's ~2 ms a unit is nothing and a lost worker's unit is soon done again
     store_batch: int = setting(
         "KB_STORE_BATCH",
         "store_batch",
