@@ -77,3 +77,11 @@ def write_results(path: Path, results: dict[str, Any]) -> None:
     """``results`` as indented JSON at ``path``, its folder made if need be."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2) + "\n")
+
+
+def write_report(name: str, results: dict[str, Any], markdown: list[str]) -> str:
+    """``bench/results/<name>.json`` (``results``) and ``<name>.md`` (the lines of
+    ``markdown``); the line that says where they are."""
+    write_results(RESULTS / f"{name}.json", results)
+    (RESULTS / f"{name}.md").write_text("\n".join(markdown), encoding="utf-8")
+    return f"results: {RESULTS / name}.json and {name}.md"

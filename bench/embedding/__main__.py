@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 import bench.embedding
-from bench import REPO, RESULTS, bench_parser, machine, write_results
+from bench import REPO, bench_parser, machine, write_report
 from bench.embedding.engines import BARE, bare_model, bulk_throughput, query_engines, query_latency
 from bench.embedding.searches import TXTAI, end_to_end, previous_default
 from bench.embedding.txtai_index import INSTALL_HINT, txtai_available, txtai_embeddings
@@ -246,9 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         "txtai": {"state": txtai_state, **txtai_meta},
         "targets": {k: {n: v for n, v in c.items() if n != "line"} for k, c in checks.items()},
     }
-    write_results(RESULTS / "embedding.json", report)
-    (RESULTS / "embedding.md").write_text("\n".join(md), encoding="utf-8")
-    console.print(f"results: {RESULTS / 'embedding.json'} and embedding.md")
+    console.print(write_report("embedding", report, md))
     return 0
 
 

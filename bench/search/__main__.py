@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 import bench.search
-from bench import REPO, RESULTS, bench_parser, machine, write_results
+from bench import REPO, RESULTS, bench_parser, machine, write_report, write_results
 from bench.search.measure import ingest_cost, measure_scale, rerank_cost
 from bench.search.scaled import SCALED_DATABASE, build_scaled
 from evals.search_quality import chunk_corpus, database_name, load_beir, load_corpus
@@ -169,9 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     console.print(line)
     md += ["## Ingest", "", line, ""]
-    write_results(RESULTS / "search.json", report)
-    (RESULTS / "search.md").write_text("\n".join(md), encoding="utf-8")
-    console.print(f"results: {RESULTS / 'search.json'}")
+    console.print(write_report("search", report, md))
     return 0
 
 
