@@ -31,6 +31,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from bench import machine, measuring_parser, parse_measuring, write_results
+from evals import eval_queries
 from evals.corpus import EVAL_DATABASE, build_vendor_corpus, default_corpus
 from kg.settings import GraphSettings
 from kg.store import KnowledgeGraph
@@ -75,7 +76,7 @@ def load_synthetic(db: Database, sizes: tuple[int, ...]) -> list[str]:
     q = queries()
     names = []
     with db.connect() as conn:
-        conn.execute(q["eval_clear"])
+        conn.execute(eval_queries()["eval_clear"])
         for size in sizes:
             name = f"Synthetic {size // 1000}k"
             names.append(name)
