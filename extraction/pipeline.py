@@ -19,7 +19,6 @@ Stages and why they are split this way:
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,6 +51,7 @@ from extraction.work import (
 from search.embedder import Embedder, EmbeddingSettings, model_info, vector_space
 from sql import queries
 from sql.database import Database, bind_embedding_model
+from sql.settings import usable_cores
 
 if TYPE_CHECKING:
     import psycopg
@@ -485,7 +485,7 @@ def auto_workers(chunks: int, min_chunks: int) -> int:
     (3,215 chunks, 2 cores) a full rebuild took 157.7 s with two workers against
     226.3 s in one process (``python -m bench.workers``, 2026-11-26).
     """
-    cores = len(os.sched_getaffinity(0))
+    cores = usable_cores()
     return cores if cores >= 2 and chunks >= min_chunks else 0
 
 

@@ -40,6 +40,7 @@ from extraction.work import (
 )
 from sql import queries
 from sql.database import Database
+from sql.settings import usable_cores
 
 #: Longest a worker keeps trying to reach a database that went away.
 RECONNECT_FOR_S = 120.0
@@ -294,7 +295,7 @@ class LocalWorkers:
 
     def __enter__(self) -> LocalWorkers:
         env = dict(os.environ if self.env is None else self.env)
-        env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // self.n)))
+        env.setdefault("OMP_NUM_THREADS", str(max(1, usable_cores() // self.n)))
         for i in range(self.n):
             log = Path(self._dir.name) / f"worker-{i + 1}.log"
             self._logs.append(log)

@@ -269,13 +269,12 @@ class Embedder:
         """The ONNX engine, its graph read from the cache (or made now)."""
         if self._onnx is None:
             from search.onnx_engine import OnnxEncoder
-            from search.onnx_export import onnx_graph
+            from search.onnx_export import graph_loader
 
-            graph = onnx_graph(
-                self.info.path, self.info.max_seq_length, self.precision, self.cache_dir
-            )
             self._onnx = OnnxEncoder(
-                graph,
+                graph_loader(
+                    self.info.path, self.info.max_seq_length, self.precision, self.cache_dir
+                ),
                 self.info.tokenizer_file,
                 max_seq_length=self.info.max_seq_length,
                 threads=self.threads,

@@ -19,14 +19,18 @@ The graph comes from :mod:`search.onnx_export`; torch is not imported here.
 
 from __future__ import annotations
 
-import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sql.settings import usable_cores
+
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from numpy.typing import NDArray
 
     from search.embedder import Parallel
@@ -35,7 +39,10 @@ if TYPE_CHECKING:
 class OnnxEncoder:
     """Runs one ONNX sentence graph on the CPU.
 
-    ``threads``: onnxruntime's intra-op threads (0: one per core). Idle threads
+    ``graph`` returns the graph's bytes; it is called once per session made (the
+    second, one-thread session of ``texts`` reads it again when first needed, so
+    a process that embeds single texts never holds the bytes: 23 MB at int8, 90 MB
+    at fp32). ``threads``: onnxruntime's intra-op threads (0: one per core). Idle threads
     sleep rather than spin, so a rebuild's spaCy work or the server's database
     is not starved by a waiting pool. ``parallel``: see the module docstring; the
     one-thread session of ``texts`` is made on the first call with several texts.
@@ -43,7 +50,7 @@ class OnnxEncoder:
 
     def __init__(
         self,
-        graph: bytes,
+        graph: Callable[[], bytes],
         tokenizer_file: Path,
         *,
         max_seq_length: int,
@@ -52,13 +59,14 @@ class OnnxEncoder:
     ) -> None:
         from tokenizers import Tokenizer
 
-        self._session = _session(graph, threads)
+        self._session = _session(graph(), threads)
         self._inputs = {i.name for i in self._session.get_inputs()}
         self.dimension = int(self._session.get_outputs()[0].shape[-1])
-        lanes = threads or len(os.sched_getaffinity(0))
+        lanes = threads or usable_cores()
         self.lanes = lanes if parallel == "texts" else 1
-        self._graph: bytes | None = graph if self.lanes > 1 else None
+        self._graph = graph
         self._side_by_side: tuple[Any, ThreadPoolExecutor] | None = None
+        self._side_by_side_lock = threading.Lock()
         tokenizer = Tokenizer.from_file(str(tokenizer_file))
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=max_seq_length)
@@ -82,12 +90,13 @@ class OnnxEncoder:
         return out
 
     def _lanes(self) -> tuple[Any, ThreadPoolExecutor]:
-        if self._side_by_side is None:
-            assert self._graph is not None
-            pool = ThreadPoolExecutor(self.lanes, thread_name_prefix="onnx-lane")
-            self._side_by_side = (_session(self._graph, 1), pool)
-            self._graph = None
-        return self._side_by_side
+        """The one-thread session and the pool of side-by-side runs, made once
+        (under a lock: two first callers at once must not make two sessions)."""
+        with self._side_by_side_lock:
+            if self._side_by_side is None:
+                pool = ThreadPoolExecutor(self.lanes, thread_name_prefix="onnx-lane")
+                self._side_by_side = (_session(self._graph(), 1), pool)
+            return self._side_by_side
 
     def _run(self, session: Any, ids: list[int]) -> NDArray[np.float32]:
         batch = np.asarray([ids], dtype=np.int64)

@@ -31,7 +31,7 @@ import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -185,7 +185,7 @@ def _vectors(graph: bytes, model_dir: Path, max_seq_length: int) -> NDArray[np.f
     """The probes' vectors from ``graph``, through the engine that will run it."""
     from search.onnx_engine import OnnxEncoder
 
-    engine = OnnxEncoder(graph, model_dir / "tokenizer.json", max_seq_length=max_seq_length)
+    engine = OnnxEncoder(lambda: graph, model_dir / "tokenizer.json", max_seq_length=max_seq_length)
     return engine.encode(list(PROBES))
 
 
@@ -319,11 +319,45 @@ def onnx_graph(model_dir: Path, max_seq_length: int, precision: str, cache_dir: 
     """The ONNX graph of ``model_dir`` at ``precision``: from the cache if it is
     intact there, else made now and cached (in memory only, with a warning, when
     the cache folder cannot be written)."""
+    return graph_loader(model_dir, max_seq_length, precision, cache_dir)()
+
+
+def graph_loader(
+    model_dir: Path, max_seq_length: int, precision: str, cache_dir: Path
+) -> Callable[[], bytes]:
+    """A function that returns :func:`onnx_graph`'s graph each time it is called:
+    read again from the cache (so a caller need not hold the bytes between
+    sessions), or kept in memory when the cache could not keep it. The model is
+    hashed once, on the first call."""
     if precision not in PRECISIONS:
         raise EmbeddingConfigError(
             f"unknown precision {precision!r} (one of {', '.join(PRECISIONS)})"
         )
-    folder = cache_dir.expanduser() / f"{model_dir.name}-{model_hash(model_dir)[:16]}"
+    kept: list[bytes] = []
+    folder: list[Path] = []
+
+    def load() -> bytes:
+        if kept:
+            return kept[0]
+        if folder:
+            cached = _read_valid(folder[0] / f"model-{precision}.onnx")
+            if cached is not None:
+                return cached
+        else:
+            folder.append(_folder(model_dir, cache_dir))
+        graph = _graph_in(folder[0], model_dir, max_seq_length, precision)
+        if not (folder[0] / f"model-{precision}.onnx").is_file():
+            kept.append(graph)  # made in memory only
+        return graph
+
+    return load
+
+
+def _folder(model_dir: Path, cache_dir: Path) -> Path:
+    return cache_dir.expanduser() / f"{model_dir.name}-{model_hash(model_dir)[:16]}"
+
+
+def _graph_in(folder: Path, model_dir: Path, max_seq_length: int, precision: str) -> bytes:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / ".lock").touch()

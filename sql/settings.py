@@ -49,6 +49,16 @@ def blank_is_unset(value: object) -> object:
     return None if isinstance(value, str) and not value.strip() else value
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity, which a container or
+    ``taskset`` narrows (``os.cpu_count()`` counts the whole machine's).
+
+    >>> usable_cores() >= 1
+    True
+    """
+    return len(os.sched_getaffinity(0)) or 1
+
+
 def default_pgdata() -> Path:
     """``$XDG_DATA_HOME/vendor-knowledge/pgdata`` (``~/.local/share/...`` by default)."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")

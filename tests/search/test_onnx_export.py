@@ -16,7 +16,7 @@ from extraction.chunking import chunk_document
 from extraction.corpus import read_corpus
 from search.embedder import Embedder, model_info, packaged_model_path
 from search.errors import EmbeddingConfigError
-from search.onnx_export import INT8_MIN_COSINE, model_hash, onnx_graph
+from search.onnx_export import INT8_MIN_COSINE, graph_loader, model_hash, onnx_graph
 from tests.fixtures import REPO
 
 SHARED = REPO.parent / "shared" / "data" / "vendor_corpus"
@@ -71,14 +71,59 @@ def test_an_unwritable_cache_gives_an_in_memory_graph_with_a_warning(
 ) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache folder should be")
-    data = graph(blocker / "models", "int8")
+    info = model_info()
+    load = graph_loader(info.path, info.max_seq_length, "int8", blocker / "models")
+    data = load()
     assert "cannot be written" in capfd.readouterr().err
     assert data[:2] and not (blocker / "models").exists()
-    info = model_info()
+    # a second session's graph is the one in memory, not made again
+    assert load() is data
+    assert capfd.readouterr().err == ""
     from search.onnx_engine import OnnxEncoder
 
-    vectors = OnnxEncoder(data, info.tokenizer_file, max_seq_length=256).encode(["hello"])
+    vectors = OnnxEncoder(load, info.tokenizer_file, max_seq_length=256).encode(["hello"])
     assert vectors.shape == (1, 384)
+
+
+def test_a_loader_reads_the_cached_graph_again_each_time(cache_copy: Path) -> None:
+    """Nothing holds the graph's bytes between sessions: each call reads the cache."""
+    info = model_info()
+    load = graph_loader(info.path, info.max_seq_length, "int8", cache_copy)
+    folder = cached_folder(cache_copy)
+    assert load() == (folder / "model-int8.onnx").read_bytes()
+    for suffix in (".onnx", ".sha256"):
+        shutil.copyfile(folder / f"model-fp32{suffix}", folder / f"model-int8{suffix}")
+    assert load() == (folder / "model-fp32.onnx").read_bytes()
+
+
+def test_side_by_side_session_is_made_once_for_callers_at_once(cache_copy: Path) -> None:
+    import threading
+    import time
+
+    from search.onnx_engine import OnnxEncoder
+
+    info = model_info()
+    data = graph(cache_copy, "int8")
+    calls: list[int] = []
+
+    def slow_load() -> bytes:
+        calls.append(1)
+        if len(calls) > 1:
+            time.sleep(0.3)  # wide open for a second caller without the lock
+        return data
+
+    engine = OnnxEncoder(slow_load, info.tokenizer_file, max_seq_length=256, threads=2)
+    results: list[np.ndarray] = []
+    callers = [
+        threading.Thread(target=lambda: results.append(engine.encode(["one", "two"])))
+        for _ in range(4)
+    ]
+    for t in callers:
+        t.start()
+    for t in callers:
+        t.join()
+    assert len(calls) == 2  # the main session and one side-by-side session
+    assert len(results) == 4 and all(np.array_equal(r, results[0]) for r in results)
 
 
 def test_another_model_or_layout(tmp_path: Path) -> None:
