@@ -257,3 +257,61 @@ def test_empty_folder_never_deletes_the_knowledge_base(
     report = rebuilder.run(empty)
     assert report.documents_deleted == 0 and report.up_to_date
     assert snapshot(db) == before
+
+
+class _RecordingRebuilder(Rebuilder):
+    """Loads the shared test extractor, noting the thread that loads it."""
+
+    def __init__(self, *args: Any, shared: Any, fail: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.shared, self.fail, self.loaded_in = shared, fail, ""
+
+    def _load_extractor(self) -> Any:
+        import threading
+
+        self.loaded_in = threading.current_thread().name
+        if self.fail:
+            raise RuntimeError("the spaCy model is not installed")
+        return self.shared
+
+
+@pytest.mark.parametrize("early", [True, False])
+def test_spacy_loads_beside_the_embedding_or_at_the_first_extract_unit(
+    db: Database, embedder: Any, extractor: Any, corpus: Path, early: bool
+) -> None:
+    from extraction.settings import ExtractionSettings
+
+    rebuilder = _RecordingRebuilder(
+        db,
+        embedder=embedder,
+        shared=extractor,
+        settings=ExtractionSettings(early_spacy=early),
+    )
+    report = rebuilder.run(corpus)
+    assert report.chunks_extracted > 0
+    assert rebuilder.loaded_in.startswith("load-spacy") is early
+    # a second run with nothing to extract loads nothing more
+    again = _RecordingRebuilder(
+        db, embedder=embedder, shared=extractor, settings=ExtractionSettings(early_spacy=early)
+    )
+    assert again.run(corpus).chunks_extracted == 0 and again.loaded_in == ""
+
+
+@pytest.mark.parametrize("early", [True, False])
+def test_a_spacy_load_failure_fails_the_rebuild_with_its_message(
+    db: Database, embedder: Any, extractor: Any, corpus: Path, early: bool
+) -> None:
+    from extraction.settings import ExtractionSettings
+
+    rebuilder = _RecordingRebuilder(
+        db,
+        embedder=embedder,
+        shared=extractor,
+        fail=True,
+        settings=ExtractionSettings(early_spacy=early),
+    )
+    with pytest.raises(RuntimeError, match="spaCy model is not installed"):
+        rebuilder.run(corpus)
+    with db.connect() as conn:
+        row = conn.execute("SELECT status FROM graph_builds ORDER BY id DESC LIMIT 1").fetchone()
+    assert row is not None and row["status"] == "failed"
