@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 import psycopg
+from psycopg.rows import tuple_row
 from rapidfuzz import fuzz, process
 
 from kg.errors import InvalidGraphRequest, ProductAmbiguous, ProductNotFound, VersionNotFound
@@ -28,7 +29,6 @@ from kg.support import (
     Status,
     check_within,
     parse_as_of,
-    phase_from,
     resolve_version,
     support_status,
 )
@@ -74,7 +74,7 @@ class Product:
         return phase_names(self.labels)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: see kg.support.CycleRow
 class CycleAnswer:
     row: CycleRow
     status: Status
@@ -167,29 +167,44 @@ def read_products(conn: psycopg.Connection[Any], vendor_id: int | None) -> list[
 def read_cycles(
     conn: psycopg.Connection[Any], document_ids: Iterable[int]
 ) -> dict[int, list[CycleRow]]:
-    """Each product's cycles in the note's order."""
+    """Each product's cycles in the note's order.
+
+    Rows come as binary tuples and become cycles positionally: a vendor with
+    3,831 cycles read in 36 ms as dicts and keyword arguments, in 15 ms this way
+    (with kg.support.CycleRow unfrozen; rating them went from 21 to 11 ms).
+    """
     out: dict[int, list[CycleRow]] = {}
     ids = sorted(set(document_ids))
     if not ids:
         return out
-    for r in conn.execute(queries()["kg_lifecycle_cycles"], {"document_ids": ids}):
-        out.setdefault(int(r["document_id"]), []).append(
+    cursor = conn.cursor(binary=True, row_factory=tuple_row)
+    rows = cursor.execute(queries()["kg_lifecycle_cycles"], {"document_ids": ids})
+    loads = orjson.loads  # extra is read as text: orjson, ten times the stdlib's speed
+    current, cycles = None, None
+    for (
+        document_id, position, cycle, release_date, eol, eol_flag, eoas, eoas_flag, eoes,
+        eoes_flag, lts, lts_flag, discontinued, discontinued_flag, latest,
+        latest_release_date, codename, label, link, extra,
+    ) in rows:  # fmt: skip
+        if document_id != current:
+            current, cycles = document_id, out.setdefault(document_id, [])
+        # a phase is its date column, else its flag column (True, False or None)
+        cycles.append(  # type: ignore[union-attr]
             CycleRow(
-                cycle=r["cycle"],
-                position=int(r["position"]),
-                release_date=r["release_date"],
-                eol=phase_from(r["eol"], r["eol_flag"]),
-                eoas=phase_from(r["eoas"], r["eoas_flag"]),
-                eoes=phase_from(r["eoes"], r["eoes_flag"]),
-                lts=phase_from(r["lts"], r["lts_flag"]),
-                discontinued=phase_from(r["discontinued"], r["discontinued_flag"]),
-                latest=r["latest"],
-                latest_release_date=r["latest_release_date"],
-                codename=r["codename"],
-                label=r["label"],
-                link=r["link"],
-                # read as text and parsed here: orjson, about ten times the stdlib's speed
-                extra=orjson.loads(r["extra"]) if r["extra"] else {},
+                cycle,
+                position,
+                release_date,
+                eol_flag if eol is None else eol,
+                eoas_flag if eoas is None else eoas,
+                eoes_flag if eoes is None else eoes,
+                lts_flag if lts is None else lts,
+                discontinued_flag if discontinued is None else discontinued,
+                latest,
+                latest_release_date,
+                codename,
+                label,
+                link,
+                loads(extra) if extra else {},
             )
         )
     return out

@@ -36,7 +36,11 @@ STATUSES = (SUPPORTED, EXTENDED, END_OF_LIFE, UNKNOWN)
 MAX_WITHIN_DAYS = 10_000
 
 
-@dataclass(frozen=True, slots=True)
+#: Cycles, their statuses and answers are values nothing changes once made, yet not
+#: frozen dataclasses: a frozen dataclass is made through ``object.__setattr__``
+#: field by field, 2.2 us a cycle against 0.4, and a vendor of 3,831 cycles made
+#: them in 8.5 ms against 1.5 (``find_vendor_info`` reads every cycle of a vendor).
+@dataclass(slots=True)
 class CycleRow:
     """One stored release cycle (a row of ``release_cycles``)."""
 
@@ -57,7 +61,7 @@ class CycleRow:
     """Product-specific fields of the row (``supportedJavaVersions``, ...)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Status:
     status: str
     """One of :data:`STATUSES`."""
@@ -70,15 +74,6 @@ class Status:
     """The next dated phase change after the date: ``eoas``, ``eol`` or ``eoes``."""
     next_change_date: dt.date | None
     days_to_next_change: int | None
-
-
-def phase_from(date_value: Any, flag: Any) -> Phase:
-    """A phase from its two stored columns (a date, or a flag)."""
-    if isinstance(date_value, dt.date):
-        return date_value
-    if isinstance(flag, bool):
-        return flag
-    return None
 
 
 def ended(phase: Phase, as_of: dt.date) -> bool | None:
@@ -118,12 +113,11 @@ def support_status(row: CycleRow, as_of: dt.date) -> Status:
             status, phase = END_OF_LIFE, "end of life"
     else:
         status, phase = UNKNOWN, "unknown"
-    upcoming = sorted(
-        (value, name)
-        for name, value in (("eoas", row.eoas), ("eol", row.eol), ("eoes", row.eoes))
-        if isinstance(value, dt.date) and value > as_of
-    )
-    change, day = (upcoming[0][1], upcoming[0][0]) if upcoming else (None, None)
+    # the soonest dated change after as_of (on one day: eoas, then eoes, then eol)
+    change, day = None, None
+    for name, value in (("eoas", row.eoas), ("eoes", row.eoes), ("eol", row.eol)):
+        if isinstance(value, dt.date) and value > as_of and (day is None or value < day):
+            change, day = name, value
     return Status(
         status=status,
         phase=phase,

@@ -19,11 +19,13 @@ import os
 import socket
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
 
 from sql.database import Database
 from sql.errors import DatabaseError
@@ -65,8 +67,10 @@ class ReplicaBoard:
         *,
         interval: float = HEARTBEAT_S,
         start: bool = True,
+        pool: ConnectionPool | None = None,
     ) -> None:
         self.db = db
+        self.pool = pool
         self.name = name
         self.snapshot = snapshot
         self.interval = interval
@@ -103,8 +107,12 @@ class ReplicaBoard:
 
     def live(self) -> list[dict[str, Any]]:
         """Every replica heard from within :data:`LIVE_S` s, this one first reported
-        anew, by name: ``name``, ``started_at``, ``seen_at`` and its metrics."""
-        with self.db.connect(autocommit=True) as conn:
+        anew, by name: ``name``, ``started_at``, ``seen_at`` and its metrics.
+
+        On a connection of ``pool`` when the board has one: a connection of its
+        own each time (with its type look-ups) made ``get_server_metrics`` take
+        15 ms against 1.6 before the board existed."""
+        with self._connection() as conn:
             self.report(conn)
             rows = conn.execute(queries()["live_replicas"], {"within_s": LIVE_S}).fetchall()
         return [
@@ -117,6 +125,11 @@ class ReplicaBoard:
             }
             for r in rows
         ]
+
+    def _connection(self) -> AbstractContextManager[psycopg.Connection[Any]]:
+        if self.pool is not None:
+            return self.pool.connection(timeout=self.db.connect_timeout)
+        return self.db.connect(autocommit=True)
 
     def close(self) -> None:
         """Stop reporting and take this replica's row away."""

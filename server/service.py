@@ -80,7 +80,7 @@ class Service:
         self.metrics = Metrics()
         # every replica's own metrics, shared through the database (server.replicas)
         self.replicas = ReplicaBoard(
-            db, replica_name(settings.replica_name, port), self.replica_metrics
+            db, replica_name(settings.replica_name, port), self.replica_metrics, pool=self.pool
         )
         self.tools: dict[str, Tool] = {tool.name: tool(self) for tool in TOOLS}
         # knows the newest graph build without a query, so cached answers need none

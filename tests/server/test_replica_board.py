@@ -9,6 +9,7 @@ import pytest
 
 from server.replicas import ReplicaBoard, replica_name
 from sql.database import Database
+from sql.errors import DatabaseUnavailable
 
 
 def test_boards_list_each_other_drop_the_silent_and_the_stopped(db: Database) -> None:
@@ -37,6 +38,26 @@ def test_boards_list_each_other_drop_the_silent_and_the_stopped(db: Database) ->
     with db.connect() as conn:
         left = conn.execute("SELECT count(*) AS n FROM server_replicas").fetchone()
     assert left is not None and left["n"] == 0
+
+
+def test_with_a_pool_the_board_is_read_on_pooled_connections(db: Database) -> None:
+    """get_server_metrics asks live() each call: a new connection each time cost
+    it about 10 ms; with the service's pool it opens none (here the board's own
+    database cannot even be reached, and live() still answers)."""
+    pool = db.pool(min_size=1, max_size=1)
+    unreachable = Database("postgresql://kb@127.0.0.1:1/kb", None, connect_timeout=1)
+    board = ReplicaBoard(unreachable, "pooled", lambda: {"total_calls": 3}, start=False, pool=pool)
+    try:
+        for _ in range(3):
+            rows = board.live()
+            assert [(r["name"], r["total_calls"]) for r in rows] == [("pooled", 3)]
+        assert pool.get_stats()["requests_num"] >= 3
+        with pytest.raises(DatabaseUnavailable):
+            board.report()  # the heartbeat keeps a connection of its own
+    finally:
+        with db.connect(autocommit=True) as conn:
+            conn.execute("DELETE FROM server_replicas WHERE name = 'pooled'")
+        pool.close()
 
 
 def test_the_beat_reports_without_being_asked(db: Database) -> None:
