@@ -200,12 +200,35 @@ class Gate:
     ``limits`` are tokens per tier (``minute``, ``hour``, ``day``). The gate keeps
     a small pool of its own, so an admission never waits for a connection behind
     long searches (a cached answer needs nothing else from the database).
+
+    Speed layer ``async-commit`` (``KB_PLAIN_PATHS``): the pool's connections
+    commit the bucket update without waiting for its WAL to reach the disk
+    (``synchronous_commit = off``). An admission took 0.30 ms against 0.52 on the
+    embedded server (median of 1,000, 2026-11-26); the floor of a cached call is
+    about one admission. What it risks: if PostgreSQL itself crashes, the token
+    takes of its last few hundred milliseconds are forgotten (a key gets those
+    calls back). Visibility and locking are unchanged, so the limits still hold
+    exactly across replicas, and keys and revocations are written elsewhere,
+    with the default commit.
     """
 
-    def __init__(self, db: Database, limits: dict[str, int], *, pool_size: int = 2) -> None:
+    def __init__(
+        self,
+        db: Database,
+        limits: dict[str, int],
+        *,
+        pool_size: int = 2,
+        async_commit: bool = True,
+    ) -> None:
         self.db = db
         self.limits = [float(limits[tier]) for tier, _ in TIERS]
-        self.pool = db.pool(min_size=1, max_size=pool_size, autocommit=True, check=False)
+        self.pool = db.pool(
+            min_size=1,
+            max_size=pool_size,
+            autocommit=True,
+            check=False,
+            session=(("synchronous_commit", "off"),) if async_commit else (),
+        )
 
     def close(self) -> None:
         self.pool.close()

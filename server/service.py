@@ -76,6 +76,7 @@ class Service:
                 "hour": settings.rate_limit_hour,
                 "day": settings.rate_limit_day,
             },
+            async_commit=settings.fast("async-commit"),
         )
         self.metrics = Metrics()
         # every replica's own metrics, shared through the database (server.replicas)

@@ -34,6 +34,7 @@ SpeedLayer = Literal[
     "bounded-count",  # server/envelope.py: an answer counted only up to the budget
     "fit-interpolation",  # server/envelope.py: budget fit by interpolation, not bisection
     "cache-recount",  # server/envelope.py: a cached answer recounted by what changed
+    "async-commit",  # server/auth.py: admissions commit without waiting for the disk
 ]
 SPEED_LAYERS: tuple[SpeedLayer, ...] = get_args(SpeedLayer)
 

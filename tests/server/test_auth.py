@@ -228,3 +228,26 @@ def test_an_old_key_file_is_imported_once(db: Database, tmp_path: Path) -> None:
         with pytest.raises(KeyStoreError, match="is not a key file"):
             store.import_file(path)
         assert path.read_bytes() == junk  # left for the user to look at
+
+
+@pytest.mark.parametrize("async_commit", [True, False])
+def test_admissions_commit_asynchronously_only_with_the_speed_layer(
+    db: Database, async_commit: bool
+) -> None:
+    """Speed layer async-commit: the gate's connections do not wait for the disk
+    (synchronous_commit off); either way the buckets count exactly."""
+    store = KeyStore(db)
+    gate = Gate(db, {"minute": 3, "hour": 1_000, "day": 10_000}, async_commit=async_commit)
+    try:
+        key = store.create(f"commit-{async_commit}")
+        with gate.pool.connection() as conn:
+            row = conn.execute("SHOW synchronous_commit").fetchone()
+        assert row is not None and row["synchronous_commit"] == ("off" if async_commit else "on")
+        assert [gate.admit(key).decision.remaining["minute"] for _ in range(3)] == [2, 1, 0]
+        assert _code(lambda: gate.admit(key)) is ErrorCode.RATE_LIMIT
+        # another connection sees every token taken
+        with psycopg.connect(db.conninfo) as other:
+            levels = other.execute("SELECT levels FROM rate_buckets").fetchone()
+        assert levels is not None and levels[0][0] < 1
+    finally:
+        gate.close()
