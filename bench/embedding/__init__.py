@@ -8,8 +8,9 @@ library measured in the same run on the same machine:
 
 1. **Query embedding**, one query at a time (SciFact train queries, ``--queries``
    after ``--warmup``), p50 / p95: a bare ``SentenceTransformer.encode([q])`` (the
-   floor), ``Embedder`` onnx int8 (the default), onnx fp32 and torch; the four run
-   back to back for each query, in an order that rotates from query to query.
+   floor), ``Embedder`` onnx int8 (the default), onnx fp32 and torch, taking turns
+   in blocks of 50 queries (``engines.blocks``: an engine timed right after torch
+   shared the cores with torch's still-spinning threads), the order rotating.
    Target: onnx int8 p50 <= 0.4 x the bare p50.
 2. **Bulk throughput**: the first 512 SciFact chunks in the corpus's order (cut to
    the model's 256-token window, as ``bench.search`` chunks them); a bare
@@ -24,7 +25,7 @@ library measured in the same run on the same machine:
    ``bench/results/search.md`` at commit 435c384. Target: int8 p50 <= 0.5 x that.
 4. **txtai hybrid** (dense + BM25, ``txtai.Embeddings`` with ``hybrid: True``) over
    the same chunks and model folder, ``embeddings.search(q, 10)`` for the same
-   queries, measured in the same rotation as 3. nDCG@10 on the SciFact train qrels
+   queries, measured in the same blocks as 3. nDCG@10 on the SciFact train qrels
    of both (a document ranks where its best chunk does, as ``evals.search_quality``
    scores it) stands beside the speed. Target: project hybrid p50 < txtai p50.
    Its index is built once and kept beside the embedded server's data

@@ -1,5 +1,6 @@
 """Search end to end: ``hybrid_search`` with each engine and txtai's hybrid search, for
-the same queries in one rotation, with nDCG@10 of what each returned."""
+the same queries taking turns in blocks (:func:`bench.embedding.engines.blocks`), with
+nDCG@10 of what each returned."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from rich.progress import Progress
 
+from bench.embedding.engines import blocks
 from evals.search_quality import EvalChunk
 from search.embedder import Embedder
 from search.hybrid import hybrid_search, search_connect
@@ -95,9 +97,10 @@ def end_to_end(
                 progress.advance(task)
             for search in others:  # each one's own first call (a model's, a plan's)
                 search(queries[0][1])
-            for n, (qid, text) in enumerate(queries):
-                for i in range(len(names)):
-                    name = names[(n + i) % len(names)]
+            for name, span in blocks(names, len(queries)):
+                searches[name](queries[span[0]][1])  # settles in after the one before
+                for n in span:
+                    qid, text = queries[n]
                     start = time.perf_counter()
                     ranking = searches[name](text)
                     ms = (time.perf_counter() - start) * 1000
