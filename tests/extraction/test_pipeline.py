@@ -260,10 +260,15 @@ def test_empty_folder_never_deletes_the_knowledge_base(
 
 
 class _RecordingRebuilder(Rebuilder):
-    """Loads the shared test extractor, noting the thread that loads it."""
+    """Loads the shared test extractor (``KB_EARLY_SPACY`` as ``early``), noting the
+    thread that loads it."""
 
-    def __init__(self, *args: Any, shared: Any, fail: bool = False, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self, db: Database, embedder: Any, shared: Any, *, early: bool, fail: bool = False
+    ) -> None:
+        from extraction.settings import ExtractionSettings
+
+        super().__init__(db, embedder=embedder, settings=ExtractionSettings(early_spacy=early))
         self.shared, self.fail, self.loaded_in = shared, fail, ""
 
     def _load_extractor(self) -> Any:
@@ -279,21 +284,12 @@ class _RecordingRebuilder(Rebuilder):
 def test_spacy_loads_beside_the_embedding_or_at_the_first_extract_unit(
     db: Database, embedder: Any, extractor: Any, corpus: Path, early: bool
 ) -> None:
-    from extraction.settings import ExtractionSettings
-
-    rebuilder = _RecordingRebuilder(
-        db,
-        embedder=embedder,
-        shared=extractor,
-        settings=ExtractionSettings(early_spacy=early),
-    )
+    rebuilder = _RecordingRebuilder(db, embedder, extractor, early=early)
     report = rebuilder.run(corpus)
     assert report.chunks_extracted > 0
     assert rebuilder.loaded_in.startswith("load-spacy") is early
     # a second run with nothing to extract loads nothing more
-    again = _RecordingRebuilder(
-        db, embedder=embedder, shared=extractor, settings=ExtractionSettings(early_spacy=early)
-    )
+    again = _RecordingRebuilder(db, embedder, extractor, early=early)
     assert again.run(corpus).chunks_extracted == 0 and again.loaded_in == ""
 
 
@@ -301,15 +297,7 @@ def test_spacy_loads_beside_the_embedding_or_at_the_first_extract_unit(
 def test_a_spacy_load_failure_fails_the_rebuild_with_its_message(
     db: Database, embedder: Any, extractor: Any, corpus: Path, early: bool
 ) -> None:
-    from extraction.settings import ExtractionSettings
-
-    rebuilder = _RecordingRebuilder(
-        db,
-        embedder=embedder,
-        shared=extractor,
-        fail=True,
-        settings=ExtractionSettings(early_spacy=early),
-    )
+    rebuilder = _RecordingRebuilder(db, embedder, extractor, early=early, fail=True)
     with pytest.raises(RuntimeError, match="spaCy model is not installed"):
         rebuilder.run(corpus)
     with db.connect() as conn:
