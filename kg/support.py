@@ -200,6 +200,11 @@ def resolve_version(version: str, cycles: Sequence[CycleRow]) -> CycleRow | None
     return None
 
 
+def current_date() -> dt.date:
+    """Today, the date every answer without an ``as_of`` is for (one place to ask)."""
+    return dt.date.today()
+
+
 def parse_as_of(value: str | dt.date | None, today: dt.date | None = None) -> dt.date:
     """``as_of`` as a date: an ISO ``YYYY-MM-DD`` string or a date (default today).
     :class:`ValueError` says what is wrong otherwise.
@@ -212,7 +217,7 @@ def parse_as_of(value: str | dt.date | None, today: dt.date | None = None) -> dt
     ValueError: as_of '2024-13-01' is not a date: give YYYY-MM-DD (e.g. 2025-06-01)
     """
     if value is None:
-        return today or dt.date.today()
+        return today or current_date()
     if isinstance(value, dt.date):
         return value
     if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):

@@ -169,7 +169,7 @@ class GetLifecycle(Tool):
         )
 
     def key(self, build: int, args: Arguments) -> Keyed:
-        day = _day(args.as_of)  # today's answers are not tomorrow's: the date is in the key
+        day = answer_day(args.as_of)  # today's answers are not tomorrow's: the date is in the key
         bound = self._bound(args, day)
         return self.service.vendor_cache, (
             bound,
@@ -178,7 +178,7 @@ class GetLifecycle(Tool):
         )
 
     def fresh(self, call: Call, build: int, args: Arguments) -> dict[str, Any]:
-        kg, mode, day = self.service.kg, self.mode(args.response_mode), _day(args.as_of)
+        kg, mode, day = self.service.kg, self.mode(args.response_mode), answer_day(args.as_of)
         bound = self._bound(args, day)
         offset = self.offset(args.cursor, bound, build)
         if args.within_days is not None:
@@ -240,7 +240,7 @@ class GetLifecycle(Tool):
         return self.fit(build_env, len(items), what, items)
 
 
-def _day(as_of: str | None) -> dt.date:
+def answer_day(as_of: str | None) -> dt.date:
     """The date the answer is for (today when not given); INVALID_PARAMS for one that
     is not a date (also when only the cache key is being made)."""
     try:

@@ -11,7 +11,7 @@ from server.envelope import envelope
 from server.settings import ResponseMode
 from server.shaping import vendor_result
 from server.tools.base import Call, Keyed, Tool, vendor_key_name
-from server.tools.lifecycle import lifecycle_summary
+from server.tools.lifecycle import answer_day, lifecycle_summary
 
 
 class FindVendorInfo(Tool):
@@ -27,11 +27,13 @@ class FindVendorInfo(Tool):
         include_relationships: bool = True
 
     def key(self, build: int, args: Arguments) -> Keyed:
+        # the lifecycle summary is as of today: a cached answer is not tomorrow's
         return self.service.vendor_cache, (
             "vendor",
             vendor_key_name(args.vendor_name),
             self.mode(args.response_mode),
             args.include_relationships,
+            answer_day(None),
         )
 
     def fresh(self, call: Call, build: int, args: Arguments) -> dict[str, Any]:

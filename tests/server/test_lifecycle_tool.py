@@ -191,3 +191,32 @@ def test_the_cli_and_the_tool_agree_on_every_product(sample: Harness, sample_kb:
         ]
         assert from_tool == cli, (vendor, product)
     assert cycle_dict  # the one serializer both use
+
+
+def test_a_cached_vendor_answer_is_not_served_the_next_day(
+    sample: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """find_vendor_info's lifecycle summary is as of today: the answer cached today
+    is served again today, and tomorrow's call makes tomorrow's answer."""
+    import datetime as dt
+
+    import kg.support
+
+    today = dt.date(2026, 3, 31)
+    monkeypatch.setattr(kg.support, "current_date", lambda: today)
+
+    async def scenario(client: Client) -> list[dict[str, Any]]:
+        nonlocal today
+        answers = []
+        for day in (today, today, today + dt.timedelta(days=1)):
+            today = day
+            result = await client.call_tool("find_vendor_info", {"vendor_name": "Atlassian"})
+            assert result.structured_content is not None and not result.is_error
+            answers.append(dict(result.structured_content))
+        return answers
+
+    first, again, tomorrow = sample.run(scenario)
+    days = [a["results"]["lifecycle"]["as_of"] for a in (first, again, tomorrow)]
+    assert days == ["2026-03-31", "2026-03-31", "2026-04-01"]
+    hits = [a["execution_context"]["cache_hit"] for a in (first, again, tomorrow)]
+    assert hits == [False, True, False], hits
