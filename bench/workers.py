@@ -2,7 +2,7 @@
 
 In one run, on one machine:
 
-1. a full ``rebuild-graph`` of the corpus by one process (the default path), then
+1. a full ``rebuild-graph`` of the corpus by one process (``--workers 0``), then
    with ``--workers 1`` and ``--workers 2``, each into a new embedded database:
    wall time, stage times, CPU of the rebuild and its workers;
 2. the queue's own cost: claiming and finishing 1,000 one-chunk units with no
@@ -50,7 +50,8 @@ def _rebuild(corpus: Path, pgdata: Path, workers: int) -> dict[str, Any]:
     env = {**os.environ, "KB_PGDATA": str(pgdata)}
     env.pop("DATABASE_URL", None)
     cpu = _children_cpu()
-    wall, report = rebuild(corpus, env, *(["--workers", str(workers)] if workers else []))
+    # always named: the default (auto) starts one worker per core for a build this size
+    wall, report = rebuild(corpus, env, "--workers", str(workers))
     return {"workers": workers, "wall_s": wall, "cpu_s": _children_cpu() - cpu, "report": report}
 
 
