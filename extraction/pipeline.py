@@ -164,9 +164,10 @@ class Rebuilder:
         (``KB_EARLY_SPACY``; off: it loads when the first extract unit starts).
 
         Importing spaCy and loading its model takes about 1.8 s; the embedding
-        runs in ONNX Runtime without the GIL. One-note rebuilds of the shared
-        vendor corpus took 2.81 s with it against 3.09 s without (median of 4
-        each, alternating, 2 cores, 2026-11-26).
+        runs in ONNX Runtime without the GIL. Call it once the embedding engine is
+        loaded: while spaCy is imported, torch is hidden from the process. One-note
+        rebuilds of the shared vendor corpus took 2.81 s with it against 3.09 s
+        without (median of 4 each, alternating, 2 cores, 2026-11-26).
         """
         if self._extractor is not None or self._extractor_loading is not None:
             return
@@ -452,7 +453,13 @@ class Rebuilder:
             return
         from extraction.workers import Worker
 
-        if self.settings.early_spacy and build_progress(conn, build_id).items.get("extract"):
+        work = build_progress(conn, build_id).items
+        if self.settings.early_spacy and work.get("extract"):
+            if work.get("embed"):
+                # the engine first: spaCy is imported with torch hidden
+                # (extraction.lean_spacy), and making the model's ONNX graph on a
+                # machine's first rebuild needs torch
+                self.embedder().prepare()
             self._load_extractor_early()
         worker = Worker(
             self.db,

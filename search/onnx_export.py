@@ -143,12 +143,20 @@ def _torch_model(model_dir: Path) -> tuple[Any, Any]:
     from search.embedder import quiet_offline_transformers
 
     quiet_offline_transformers()
-    import torch
-    from transformers import AutoModel
+    try:
+        import torch
+        from transformers import AutoModel
 
-    bare = AutoModel.from_pretrained(
-        str(model_dir), attn_implementation="eager", local_files_only=True
-    ).eval()
+        bare = AutoModel.from_pretrained(
+            str(model_dir), attn_implementation="eager", local_files_only=True
+        ).eval()
+    except ImportError as exc:
+        why = " ".join(str(exc).split())[:300]
+        raise EmbeddingConfigError(
+            f"{model_dir}: making its ONNX graph needs torch and transformers, which "
+            f"could not be used ({why}); install them, or set KB_MODEL_CACHE to a folder "
+            "that holds the graph already"
+        ) from None
 
     class Sentence(torch.nn.Module):
         def __init__(self) -> None:

@@ -114,6 +114,25 @@ def test_rebuild_json_then_status(db: Database, tmp_path: Path) -> None:
     assert "Acme" in text.stdout and "Last builds" in text.stdout
 
 
+def test_a_machines_first_rebuild_makes_the_model_graph_while_spacy_loads(
+    db: Database, tmp_path: Path
+) -> None:
+    """The first rebuild on a machine makes the model's ONNX graph (with torch) in
+    the same process that loads spaCy beside the embedding (with torch hidden while
+    spaCy is imported): the graph is made first, and the rebuild goes through."""
+    corpus = write_corpus(tmp_path / "notes")
+    cache = tmp_path / "models"
+    env = {"DATABASE_URL": db.conninfo, "KB_MODEL_CACHE": str(cache), "KB_EARLY_SPACY": "true"}
+    proc = run_cli("rebuild-graph", str(corpus), "--json", "--workers", "0", env=env)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["chunks_embedded"] > 0 and report["chunks_extracted"] > 0
+    assert sorted(p.name for p in cache.glob("*/model-*.onnx")) == [
+        "model-fp32.onnx",
+        "model-int8.onnx",
+    ]
+
+
 def test_extract_json_from_stdin() -> None:
     text = b"Acme Corporation is headquartered in Denver. It was founded by Jane Doe."
     proc = run_cli("extract", "-", "--json", stdin=text)
