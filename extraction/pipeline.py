@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -132,7 +131,6 @@ class Rebuilder:
         # otherwise each loads on first use, so a run with nothing new loads none.
         self._embedder = embedder
         self._extractor = extractor
-        self._extractor_loading: Future[Extractor] | None = None
 
     # -- models, loaded on first use --------------------------------------
     def embedder(self) -> Embedder:
@@ -147,33 +145,13 @@ class Rebuilder:
 
     def extractor(self) -> Extractor:
         if self._extractor is None:
-            loading, self._extractor_loading = self._extractor_loading, None
-            self._extractor = loading.result() if loading else self._load_extractor()
+            from extraction.lean_spacy import import_spacy
+
+            import_spacy()  # must precede the first spaCy import
+            from extraction.nlp import Extractor
+
+            self._extractor = Extractor.load(batch_size=self.settings.spacy_batch_size)
         return self._extractor
-
-    def _load_extractor(self) -> Extractor:
-        from extraction.lean_spacy import import_spacy
-
-        import_spacy()  # must precede the first spaCy import
-        from extraction.nlp import Extractor
-
-        return Extractor.load(batch_size=self.settings.spacy_batch_size)
-
-    def _load_extractor_early(self) -> None:
-        """Start loading spaCy in a thread, to overlap the embedding before it
-        (``KB_EARLY_SPACY``; off: it loads when the first extract unit starts).
-
-        Importing spaCy and loading its model takes about 1.8 s; the embedding
-        runs in ONNX Runtime without the GIL. Call it once the embedding engine is
-        loaded: while spaCy is imported, torch is hidden from the process. One-note
-        rebuilds of the shared vendor corpus took 2.81 s with it against 3.09 s
-        without (median of 4 each, alternating, 2 cores, 2026-11-26).
-        """
-        if self._extractor is not None or self._extractor_loading is not None:
-            return
-        pool = ThreadPoolExecutor(1, thread_name_prefix="load-spacy")
-        self._extractor_loading = pool.submit(self._load_extractor)
-        pool.shutdown(wait=False)
 
     def token_counter(self) -> TokenCounter:
         return TokenCounter(self.model.tokenizer_file)
@@ -453,14 +431,6 @@ class Rebuilder:
             return
         from extraction.workers import Worker
 
-        work = build_progress(conn, build_id).items
-        if self.settings.early_spacy and work.get("extract"):
-            if work.get("embed"):
-                # the engine first: spaCy is imported with torch hidden
-                # (extraction.lean_spacy), and making the model's ONNX graph on a
-                # machine's first rebuild needs torch
-                self.embedder().prepare()
-            self._load_extractor_early()
         worker = Worker(
             self.db,
             UnitRunner(self.vectors, self.embedder, self.extractor),

@@ -77,13 +77,6 @@ class ExtractionSettings(BaseSettings):
         description="rebuild-graph --workers auto (the default): chunks of embed and extract "
         "work from which it starts one local worker process per core",
     )
-    early_spacy: bool = setting(
-        "KB_EARLY_SPACY",
-        "early_spacy",
-        True,
-        description="a rebuild that extracts in its own process loads spaCy in a thread while "
-        "it embeds (false: when its first extract unit starts)",
-    )
     worker_lease_s: float = setting(
         "KB_WORKER_LEASE_S",
         "worker_lease_s",
