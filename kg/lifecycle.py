@@ -180,16 +180,13 @@ def read_cycles(
     cursor = conn.cursor(binary=True, row_factory=tuple_row)
     rows = cursor.execute(queries()["kg_lifecycle_cycles"], {"document_ids": ids})
     loads = orjson.loads  # extra is read as text: orjson, ten times the stdlib's speed
-    current, cycles = None, None
     for (
         document_id, position, cycle, release_date, eol, eol_flag, eoas, eoas_flag, eoes,
         eoes_flag, lts, lts_flag, discontinued, discontinued_flag, latest,
         latest_release_date, codename, label, link, extra,
     ) in rows:  # fmt: skip
-        if document_id != current:
-            current, cycles = document_id, out.setdefault(document_id, [])
         # a phase is its date column, else its flag column (True, False or None)
-        cycles.append(  # type: ignore[union-attr]
+        out.setdefault(document_id, []).append(
             CycleRow(
                 cycle,
                 position,

@@ -36,10 +36,10 @@ STATUSES = (SUPPORTED, EXTENDED, END_OF_LIFE, UNKNOWN)
 MAX_WITHIN_DAYS = 10_000
 
 
-#: Cycles, their statuses and answers are values nothing changes once made, yet not
-#: frozen dataclasses: a frozen dataclass is made through ``object.__setattr__``
-#: field by field, 2.2 us a cycle against 0.4, and a vendor of 3,831 cycles made
-#: them in 8.5 ms against 1.5 (``find_vendor_info`` reads every cycle of a vendor).
+# Cycles, their statuses and answers are values nothing changes once made, yet not
+# frozen dataclasses: a frozen dataclass is made through ``object.__setattr__``
+# field by field, 2.2 us a cycle against 0.4, and a vendor of 3,831 cycles made
+# them in 8.5 ms against 1.5 (``find_vendor_info`` reads every cycle of a vendor).
 @dataclass(slots=True)
 class CycleRow:
     """One stored release cycle (a row of ``release_cycles``)."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import logging
@@ -341,21 +342,15 @@ def graph_loader(
         raise EmbeddingConfigError(
             f"unknown precision {precision!r} (one of {', '.join(PRECISIONS)})"
         )
-    kept: list[bytes] = []
-    folder: list[Path] = []
+    where = functools.cache(lambda: _folder(model_dir, cache_dir))
+    kept: list[bytes] = []  # a graph the cache could not keep
 
     def load() -> bytes:
         if kept:
             return kept[0]
-        if folder:
-            cached = _read_valid(folder[0] / f"model-{precision}.onnx")
-            if cached is not None:
-                return cached
-        else:
-            folder.append(_folder(model_dir, cache_dir))
-        graph = _graph_in(folder[0], model_dir, max_seq_length, precision)
-        if not (folder[0] / f"model-{precision}.onnx").is_file():
-            kept.append(graph)  # made in memory only
+        graph = _graph_in(where(), model_dir, max_seq_length, precision)
+        if not (where() / f"model-{precision}.onnx").is_file():
+            kept.append(graph)
         return graph
 
     return load
