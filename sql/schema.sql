@@ -425,3 +425,15 @@ CREATE TABLE release_cycles (
 );
 CREATE INDEX release_cycles_eol ON release_cycles (eol) WHERE eol IS NOT NULL;
 CREATE INDEX release_cycles_eoes ON release_cycles (eoes) WHERE eoes IS NOT NULL;
+
+-- Identifiers of products with release cycles (0014): package URL, CPE and name keys.
+CREATE TABLE product_identifiers (
+    document_id bigint NOT NULL
+                REFERENCES lifecycle_products (document_id) ON DELETE CASCADE,
+    kind        text NOT NULL CHECK (kind IN ('purl', 'cpe', 'name')),
+    key         text NOT NULL,
+    -- as the note writes it (the product's title or slug for a name)
+    identifier  text NOT NULL,
+    PRIMARY KEY (document_id, kind, key)
+);
+CREATE INDEX product_identifiers_key ON product_identifiers (kind, key);
