@@ -47,9 +47,11 @@ def _parser() -> argparse.ArgumentParser:
         _environment_help(),
     )
 
-    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+    def command(
+        name: str, help_text: str, description: str | None = None
+    ) -> argparse.ArgumentParser:
         # help is %-formatted, the description is not
-        p = cli.command(name, help_text, help_text.replace("%%", "%"))
+        p = cli.command(name, help_text, description or help_text.replace("%%", "%"))
         p.add_argument("--json", action="store_true", help="print JSON instead of tables")
         return p
 
@@ -91,9 +93,13 @@ def _parser() -> argparse.ArgumentParser:
         "next and when). With PRODUCT, that product only; with --version, the cycle it "
         "belongs to.",
     )
-    p.add_argument("vendor", help="vendor name (resolved like `resolve`)")
+    p.add_argument(
+        "vendor",
+        help="vendor name (resolved like `resolve`); alone, a name no vendor has is read "
+        "as a product of any vendor",
+    )
     p.add_argument("product", nargs="?", help="product name (case, vendor prefix, slugs)")
-    p.add_argument("--version", help="a version to resolve to its cycle (e.g. 17.0.2)")
+    p.add_argument("--version", help="a version to resolve to its cycle (e.g. 17.0.2, 8u482)")
     p.add_argument("--as-of", help="the date the status is for (YYYY-MM-DD, default today)")
     p = command(
         "eol-risk",
@@ -144,9 +150,18 @@ def _open() -> Any:
 
 
 def _lifecycle(kg: Any, args: argparse.Namespace, out: Console) -> int:
+    from kg.errors import ProductNotFound, VendorNotFound
     from kg.lifecycle import lifecycle_dict
 
-    answer = kg.lifecycle(args.vendor, args.product, version=args.version, as_of=args.as_of)
+    try:
+        answer = kg.lifecycle(args.vendor, args.product, version=args.version, as_of=args.as_of)
+    except VendorNotFound as no_vendor:
+        if args.product is not None:
+            raise
+        try:  # no vendor of that name: a product of any vendor (`lifecycle OpenSearch`)
+            answer = kg.lifecycle(None, args.vendor, version=args.version, as_of=args.as_of)
+        except ProductNotFound:
+            raise no_vendor from None
     data = lifecycle_dict(answer)
     if args.json:
         _print_json(data)

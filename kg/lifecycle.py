@@ -22,16 +22,16 @@ from rapidfuzz import fuzz, process
 from kg.errors import InvalidGraphRequest, ProductAmbiguous, ProductNotFound, VersionNotFound
 from kg.support import (
     EXTENDED,
-    LEAD_V,
     STATUSES,
     SUPPORTED,
     CycleRow,
     Status,
     check_within,
     parse_as_of,
-    resolve_version,
     support_status,
 )
+from kg.versions import LEAD_V, parse_version, resolve_version, same_release
+from sql.identifiers import name_keys
 from sql.names import normalize_name
 from sql.queries import queries
 
@@ -143,25 +143,27 @@ class RiskEvent:
     source_path: str
 
 
+def product_from_row(r: dict[str, Any]) -> Product:
+    """A product from a row of ``kg_lifecycle_products`` (or a statement of its columns)."""
+    return Product(
+        document_id=int(r["document_id"]),
+        vendor_id=int(r["vendor_id"]),
+        vendor=r["vendor"],
+        product=r["product"],
+        key=r["product_key"],
+        permalink=r["permalink"],
+        aliases=tuple(r["aliases"] or ()),
+        category=r["category"],
+        labels=dict(r["labels"] or {}),
+        entity_id=r["entity_id"],
+        source_path=r["source_path"],
+    )
+
+
 def read_products(conn: psycopg.Connection[Any], vendor_id: int | None) -> list[Product]:
     """Products with release cycles: of one vendor, or every vendor's."""
     rows = conn.execute(queries()["kg_lifecycle_products"], {"vendor_id": vendor_id}).fetchall()
-    return [
-        Product(
-            document_id=int(r["document_id"]),
-            vendor_id=int(r["vendor_id"]),
-            vendor=r["vendor"],
-            product=r["product"],
-            key=r["product_key"],
-            permalink=r["permalink"],
-            aliases=tuple(r["aliases"] or ()),
-            category=r["category"],
-            labels=dict(r["labels"] or {}),
-            entity_id=r["entity_id"],
-            source_path=r["source_path"],
-        )
-        for r in rows
-    ]
+    return [product_from_row(r) for r in rows]
 
 
 def read_cycles(
@@ -222,17 +224,9 @@ def answer_product(product: Product, cycles: Sequence[CycleRow], as_of: dt.date)
 
 
 def _keys(product: Product) -> set[str]:
-    """The names a product answers to: its title, the title without its vendor's
-    name, its permalink and other slugs (``atlassian-confluence``)."""
-    keys = {product.key}
-    vendor = normalize_name(product.vendor)
-    if vendor and product.key.startswith(vendor + " ") and len(product.key) > len(vendor) + 1:
-        keys.add(product.key[len(vendor) + 1 :])
-    for slug in (product.permalink, *product.aliases):
-        if slug:
-            keys.add(normalize_name(slug.replace("-", " ").replace("_", " ")))
-    keys.discard("")
-    return keys
+    """The names a product answers to (:func:`sql.identifiers.name_keys`): its title,
+    the title without its vendor's name, its permalink and other slugs."""
+    return set(name_keys(product.product, product.vendor, product.permalink, product.aliases))
 
 
 def _shown(product: Product, several_vendors: bool) -> str:
@@ -240,30 +234,47 @@ def _shown(product: Product, several_vendors: bool) -> str:
 
 
 def resolve_product(name: str, products: Sequence[Product], vendor: str | None) -> Product:
-    """The product ``name`` means among ``products`` (case, punctuation, the vendor's
-    name before it, permalinks and other slugs, a typo or two);
-    :class:`ProductAmbiguous` or :class:`ProductNotFound` (with the closest names)
-    when it is not one.
+    """The product ``name`` means among ``products``; :class:`ProductAmbiguous` or
+    :class:`ProductNotFound` (with the closest names) when it is not one.
+
+    In three tiers, the first that finds anything decides: a product's title exactly
+    (case and punctuation aside); then its other names (the title without its
+    vendor's name, permalinks and other slugs) or ``name`` without the product's own
+    vendor's name before it (``Atlassian Confluence``); then a typo or two. So
+    ``OpenSearch`` is the product of that title, not also ``Amazon OpenSearch``, and
+    ``Microsoft Build of OpenJDK`` is not ``Red Hat build of OpenJDK``.
 
     >>> def p(i, vendor, title, slug):
     ...     return Product(i, 1, vendor, title, normalize_name(title), slug, (), None, {}, None, "")
     >>> found = [p(1, "Adobe", "Adobe ColdFusion", "coldfusion"),
-    ...          p(2, "Atlassian", "Confluence", "confluence"), p(3, "Atlassian", "Jira", "jira")]
-    >>> [resolve_product(n, found, None).product for n in ("coldfusion", "CONFLUENCE", "Jirra")]
-    ['Adobe ColdFusion', 'Confluence', 'Jira']
+    ...          p(2, "Atlassian", "Confluence", "confluence"), p(3, "Atlassian", "Jira", "jira"),
+    ...          p(4, "Amazon", "Amazon OpenSearch", None), p(5, "Amazon", "OpenSearch", None)]
+    >>> [resolve_product(n, found, None).product
+    ...  for n in ("coldfusion", "CONFLUENCE", "Atlassian Confluence", "Jirra", "opensearch")]
+    ['Adobe ColdFusion', 'Confluence', 'Confluence', 'Jira', 'OpenSearch']
     """
     query = normalize_name(name)
     several = len({p.vendor_id for p in products}) > 1
     if not query:
         raise ProductNotFound(name, vendor)
+    titled = [p for p in products if p.key == query]
+    if len(titled) == 1:
+        return titled[0]
+    if titled:
+        raise ProductAmbiguous(name, vendor, [_shown(p, several) for p in titled])
     table = {p.document_id: _keys(p) for p in products}
-    vendor_keys = {normalize_name(p.vendor) for p in products}
-    forms = {query} | {query[len(v) + 1 :] for v in vendor_keys if v and query.startswith(v + " ")}
-    exact = [p for p in products if table[p.document_id] & forms]
-    if len(exact) == 1:
-        return exact[0]
-    if exact:
-        raise ProductAmbiguous(name, vendor, [_shown(p, several) for p in exact])
+
+    def forms(p: Product) -> set[str]:
+        own = normalize_name(p.vendor)
+        if own and query.startswith(own + " "):
+            return {query, query[len(own) + 1 :]}
+        return {query}
+
+    named = [p for p in products if table[p.document_id] & forms(p)]
+    if len(named) == 1:
+        return named[0]
+    if named:
+        raise ProductAmbiguous(name, vendor, [_shown(p, several) for p in named])
     choices = {(p.document_id, k): k for p in products for k in table[p.document_id]}
     scored = process.extract(query, choices, scorer=fuzz.ratio, limit=None, score_cutoff=60)
     best: dict[int, float] = {}
@@ -308,7 +319,8 @@ def answer_version(version: str, product: ProductAnswer) -> VersionAnswer:
     names = {row.cycle.lower(), (row.label or "").lower(), (row.codename or "").lower()}
     if row.latest and text.lower() not in names:  # a cycle's name is no release
         plain = LEAD_V.sub("", text.lower())
-        is_latest = plain == row.latest.lower() or plain.startswith(row.latest.lower() + "+")
+        same = same_release(parse_version(text), row.latest)
+        is_latest = same if same is not None else plain == row.latest.lower()
     return VersionAnswer(text, row.cycle, row.latest, is_latest)
 
 
@@ -391,6 +403,47 @@ def product_and_version(
                 except (ProductNotFound, ProductAmbiguous):
                     continue
         raise exc
+
+
+def answer_lifecycle(
+    conn: psycopg.Connection[Any],
+    vendor_id: int | None,
+    product: str | None,
+    version: str | None,
+    day: dt.date,
+) -> LifecycleAnswer:
+    """Release cycles with their status on ``day``: every product of the vendor, or the
+    product ``product`` names (of that vendor, or of any when ``vendor_id`` is None),
+    and the cycle ``version`` belongs to. A product named with its version (``Windows
+    Server 2016``) is read as both; a product filed under another vendor is named in
+    the :class:`ProductNotFound`."""
+    vendor_name = None
+    if vendor_id is not None:
+        found = conn.execute(queries()["kg_vendor_by_id"], {"vendor_id": vendor_id}).fetchone()
+        vendor_name = found["name"] if found else None
+    products = read_products(conn, vendor_id)
+    chosen, asked = products, version
+    if product is not None:
+        try:
+            one, peeled = product_and_version(product, products, vendor_name)
+        except ProductNotFound as exc:
+            if vendor_id is None:
+                raise
+            raise elsewhere(exc, read_products(conn, None)) from None
+        asked = asked or peeled
+        chosen = [one]
+    cycles = read_cycles(conn, [p.document_id for p in chosen])
+    answers = tuple(answer_product(p, cycles.get(p.document_id, []), day) for p in chosen)
+    version_answer = None
+    if asked is not None:
+        if len(answers) != 1:
+            raise InvalidGraphRequest(
+                "A version needs one product: give the product it is a version of."
+            )
+        version_answer = answer_version(asked, answers[0])
+    if vendor_name is None and len(answers) == 1:
+        vendor_name = answers[0].product.vendor
+    return LifecycleAnswer(vendor_name, day, answers, version_answer)
 
 
 # -- the answers as JSON: one form for the CLI, the notebook and the MCP tool ----

@@ -51,19 +51,14 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kg.analysis import CappedGraph, GraphStatistics
 from kg.disambiguate import Resolution, clean_name, resolve_vendor
-from kg.errors import GraphFailed, InvalidGraphRequest, ProductNotFound
+from kg.errors import GraphFailed, InvalidGraphRequest
 from kg.lifecycle import (
     LifecycleAnswer,
     RiskEvent,
-    answer_product,
-    answer_version,
+    answer_lifecycle,
     checked_as_of,
     checked_version,
-    elsewhere,
-    product_and_version,
-    read_cycles,
     read_eol_risk,
-    read_products,
 )
 from kg.model import build_graph, entity_from_row, relationship_from_row
 from kg.paths import Neighbourhood, PathResult, find_entity, neighbourhood, shortest_path
@@ -498,34 +493,7 @@ class KnowledgeGraph:
         with self.snapshot() as conn:
             build_id, _ = self._sync(conn)
             vendor_id = None if vendor is None else self._vendor_id(conn, vendor, build_id)
-            vendor_name = None
-            if vendor_id is not None:
-                row = conn.execute(queries()["kg_vendor_by_id"], {"vendor_id": vendor_id})
-                found = row.fetchone()
-                vendor_name = found["name"] if found else None
-            products = read_products(conn, vendor_id)
-            chosen = products
-            if wanted is not None:
-                try:
-                    one, peeled = product_and_version(wanted, products, vendor_name)
-                except ProductNotFound as exc:
-                    if vendor_id is None:
-                        raise
-                    raise elsewhere(exc, read_products(conn, None)) from None
-                asked = asked or peeled
-                chosen = [one]
-            cycles = read_cycles(conn, [p.document_id for p in chosen])
-        answers = tuple(answer_product(p, cycles.get(p.document_id, []), day) for p in chosen)
-        version_answer = None
-        if asked is not None:
-            if len(answers) != 1:
-                raise InvalidGraphRequest(
-                    "A version needs one product: give the product it is a version of."
-                )
-            version_answer = answer_version(asked, answers[0])
-        if vendor_name is None and len(answers) == 1:
-            vendor_name = answers[0].product.vendor
-        return LifecycleAnswer(vendor_name, day, answers, version_answer)
+            return answer_lifecycle(conn, vendor_id, wanted, asked, day)
 
     def eol_risk(
         self,

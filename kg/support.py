@@ -1,4 +1,4 @@
-"""Support status of release cycles, as of a date, and versions resolved to cycles.
+"""Support status of release cycles, as of a date.
 
 Pure functions over stored cycles (:mod:`kg.lifecycle` reads them). Everything here is
 computed *as of* a date (default today, always overridable), so an answer, a test
@@ -9,9 +9,8 @@ or a report is reproducible:
   life`` or ``unknown`` (the note does not say when support ends); with the phase
   (``active support`` / ``security support`` / ``extended support`` / ``end of
   life``), the next dated change and the days until it.
-* :func:`resolve_version`: ``"17.0.2+8"`` -> cycle ``17``, ``"8.0.35"`` -> ``8.0``,
-  ``"11 SP3"`` -> ``11.3``, ``"Jammy 22.04"`` -> ``22.04``: the longest cycle the
-  version starts with at a component boundary, else a codename or label match.
+
+Which cycle a version belongs to is :mod:`kg.versions`' question.
 
 A support date follows endoflife.date: a date (support ends on that day), ``True``
 (ended, the date unknown), ``False`` (not ended and no end announced) or ``None``.
@@ -21,7 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,70 +132,6 @@ def support_ends(row: CycleRow) -> dt.date | None:
     if isinstance(row.eoes, dt.date) and (not isinstance(row.eol, dt.date) or row.eoes >= row.eol):
         return row.eoes
     return row.eol if isinstance(row.eol, dt.date) else None
-
-
-_SP = re.compile(r"\s*\bsp\s*(\d+)\b", re.IGNORECASE)
-LEAD_V = re.compile(r"^v(?=\d)", re.IGNORECASE)
-_BOUNDARY = ".-+_ /("
-
-
-def _forms(version: str) -> list[str]:
-    """Spellings of a version to match cycles against, most literal first."""
-    text = " ".join(version.strip().lower().split())
-    forms = [text]
-    for word in text.split(" "):
-        word = LEAD_V.sub("", word)
-        if word and word[0].isdigit():
-            forms.append(word)
-    sp = _SP.search(text)
-    if sp:
-        head = LEAD_V.sub("", text[: sp.start()].split(" ")[-1] if text[: sp.start()] else "")
-        if head:
-            forms = [f"{head}.{sp.group(1)}", f"{head}-sp{sp.group(1)}", f"{head} sp{sp.group(1)}"]
-            forms += [head]
-    return list(dict.fromkeys(LEAD_V.sub("", f) for f in forms))
-
-
-def resolve_version(version: str, cycles: Sequence[CycleRow]) -> CycleRow | None:
-    """The cycle ``version`` belongs to, or None.
-
-    >>> rows = [CycleRow(c, i, None, None, None, None, None, None, None, None, n, None)
-    ...         for i, (c, n) in enumerate([("22.04", "Jammy Jellyfish"), ("17", None),
-    ...                                     ("8.0", None), ("8", None), ("11.3", None)])]
-    >>> [resolve_version(v, rows).cycle for v in ("17.0.2+8", "8.0.35", "8.1", "v17",
-    ...                                           "11 SP3", "Jammy 22.04", "jammy")]
-    ['17', '8.0', '8', '17', '11.3', '22.04', '22.04']
-    >>> resolve_version("9.1", rows) is None
-    True
-    """
-    by_name = {row.cycle.lower(): row for row in cycles}
-    forms = _forms(version)
-    for form in forms:
-        if form in by_name:
-            return by_name[form]
-    best: CycleRow | None = None
-    for form in forms:
-        for name, row in by_name.items():
-            if (
-                len(form) > len(name)
-                and form.startswith(name)
-                and form[len(name)] in _BOUNDARY
-                and (best is None or len(name) > len(best.cycle))
-            ):
-                best = row
-        if best is not None:
-            return best
-    words = set(re.findall(r"[a-z0-9]+", version.lower()))
-    for row in cycles:
-        for text in (row.codename, row.label):
-            if not text:
-                continue
-            first = re.findall(r"[a-z0-9]+", text.lower())
-            if first and (first[0] in words and not first[0].isdigit()):
-                return row
-            if text.lower() == version.strip().lower():
-                return row
-    return None
 
 
 def current_date() -> dt.date:

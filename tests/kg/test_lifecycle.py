@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
+from extraction.corpus import parse_document
 from kg import KnowledgeGraph
 from kg.errors import (
     InvalidGraphRequest,
@@ -24,6 +25,7 @@ from kg.lifecycle import Product, lifecycle_dict, resolve_product
 from sql.database import Database
 from sql.names import normalize_name
 from tests.fixtures import REPO
+from tests.kg.test_support import SHARED
 
 AS_OF = dt.date(2026, 1, 15)
 
@@ -191,3 +193,57 @@ def test_a_version_that_names_the_cycle_says_nothing_about_latest(kg: KnowledgeG
     answer = kg.lifecycle(None, "python", version="3.12")
     assert answer.version is not None
     assert (answer.version.cycle, answer.version.is_latest) == ("3.12", None)
+
+
+def _real_products(*notes: str) -> list[Product]:
+    """Products as the rebuild stores them, read from shared corpus notes (the vendor
+    is the folder's name, as its identity rule makes it for these four folders)."""
+    out = []
+    for i, note in enumerate(notes):
+        path = SHARED / note
+        if not path.is_file():
+            pytest.skip("the shared vendor corpus is not beside this checkout")
+        doc, _ = parse_document(f"vendors/{note}", path.read_bytes())
+        assert doc is not None and doc.lifecycle is not None
+        life, vendor = doc.lifecycle, note.split("/")[0].replace("_", " ")
+        out.append(
+            Product(i, i, vendor, life.product, normalize_name(life.product), life.permalink,
+                    tuple(life.aliases), None, {}, None, note)
+        )  # fmt: skip
+    return out
+
+
+def test_an_exact_product_title_wins_over_a_vendor_prefix_or_slug() -> None:
+    products = _real_products(
+        "Amazon/eol-amazon-opensearch.md",
+        "Amazon/eol-opensearch.md",
+        "Microsoft/eol-microsoft-build-of-openjdk.md",
+        "Red_Hat/eol-red-hat-build-of-openjdk.md",
+    )
+    for asked, found in (
+        ("OpenSearch", "OpenSearch"),  # was: ambiguous with 'Amazon OpenSearch'
+        ("opensearch", "OpenSearch"),
+        ("Amazon OpenSearch", "Amazon OpenSearch"),
+        ("aws-opensearch", "Amazon OpenSearch"),  # an alternate_urls slug
+        ("Microsoft Build of OpenJDK", "Microsoft Build of OpenJDK"),  # was: ambiguous
+        ("Red Hat build of OpenJDK", "Red Hat build of OpenJDK"),
+        ("redhat-openjdk", "Red Hat build of OpenJDK"),
+    ):
+        assert resolve_product(asked, products, None).product == found, asked
+    # a name that only matches after dropping each product's own vendor stays ambiguous
+    with pytest.raises(ProductAmbiguous):
+        resolve_product("build of openjdk", products, None)
+
+
+def test_the_cli_reads_a_lone_name_no_vendor_has_as_a_product(sample_kb: Database) -> None:
+    found = _kg(sample_kb, "lifecycle", "PostgreSQL", "--as-of", "2026-01-15", "--json")
+    assert found.returncode == 0, found.stderr
+    assert [p["product"] for p in orjson.loads(found.stdout)["products"]] == ["PostgreSQL"]
+    missing = _kg(sample_kb, "lifecycle", "Initech")
+    assert missing.returncode == 1 and "Vendor 'Initech' not found" in missing.stderr
+
+
+def test_a_version_in_a_bills_notation_resolves_through_the_api(kg: KnowledgeGraph) -> None:
+    # the notations themselves are checked on real release tables in test_versions.py
+    answer = kg.lifecycle(None, "python", version="v3.12.1+build.7", as_of=AS_OF)
+    assert answer.version is not None and answer.version.cycle == "3.12"

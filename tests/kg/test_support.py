@@ -19,7 +19,8 @@ import pytest
 
 from extraction.corpus import parse_document
 from extraction.lifecycle import Cycle
-from kg.support import CycleRow, resolve_version, support_status
+from kg.support import CycleRow, support_status
+from kg.versions import resolve_version
 from tests.fixtures import REPO
 
 SHARED = REPO.parent / "shared" / "data" / "vendor_corpus" / "vendors"
