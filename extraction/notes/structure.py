@@ -7,7 +7,7 @@ Front matter names the note's subject (``title`` on endoflife.date pages,
 links to other notes (``[MySQL](/mysql)``, ``https://endoflife.date/mysql``).
 :func:`note_facts` turns them into :class:`NoteFacts`, stored with the
 document (``documents.facts``) so that a rebuild can build the corpus-wide
-gazetteer (:mod:`extraction.gazetteer`) without reading every file again.
+gazetteer (:mod:`extraction.graph.gazetteer`) without reading every file again.
 
 Odd shapes (a list where a string is expected, a ``created_by`` of hundreds of
 characters, a subject equal to nothing) never raise: the field is skipped or
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from extraction.lexicon import is_vocabulary
-from extraction.models import SourceDocument
 from extraction.names import guess_vendor_type, normalize_name
+from extraction.notes.document import SourceDocument
 
 #: Longest maker name or subject kept: anything longer is prose, not a name.
 MAX_FACT_NAME = 100

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from extraction.corpus import Problem
+from extraction.notes.corpus import Problem
 
 
 class Progress(Protocol):

@@ -5,7 +5,7 @@ table rendered as searchable text.
 Front matter is untrusted input: a block that is not valid YAML, not a mapping,
 nested over 100 levels or holding a NUL character is set aside
 with the reason (:attr:`FrontMatter.error`), and the metadata copy is bounded in
-size however many aliases the YAML uses. :mod:`extraction.corpus` turns the
+size however many aliases the YAML uses. :mod:`extraction.notes.corpus` turns the
 reason into a problem and keeps the note.
 """
 

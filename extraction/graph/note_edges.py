@@ -4,15 +4,16 @@ A note about a product names entities in its front matter (the product at its
 title, its ``created_by`` makers, its ``related`` topics) and states
 relationships with their provenance: the makers produce it, the related topics
 are related to it, and a CPE vendor or a title that names the vendor says the
-vendor makes it. :mod:`extraction.graph` adds these to what the prose says.
+vendor makes it. :mod:`extraction.graph.build` adds these to what the prose says.
 """
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from extraction.graph_names import Namer, RawEdge, RawMention, is_name, name_key, squashed_name
-from extraction.structure import NoteFacts
+from extraction.graph.naming import Namer, RawEdge, RawMention, is_name, name_key, squashed_name
+from extraction.notes.structure import NoteFacts
 
 #: Confidence of the facts the notes' structure states.
 STRUCTURE_CONFIDENCE = {
@@ -69,8 +70,8 @@ def note_edges(
     namer: Namer,
     vendor: str | None,
     vendor_type: str,
-    vendor_keys: set[str],
-    vendor_squashed: set[str],
+    vendor_keys: AbstractSet[str],
+    vendor_squashed: AbstractSet[str],
 ) -> list[RawEdge]:
     """Relationships the note's structure states, with their provenance."""
     facts = note.facts

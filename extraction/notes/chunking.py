@@ -1,19 +1,19 @@
 """Split markdown into chunks that fit the embedding model's window.
 
 all-MiniLM-L6-v2 reads at most 256 word pieces, ``[CLS]`` and ``[SEP]`` included, and
-silently drops the rest. Every chunk's :attr:`~extraction.models.Chunk.content` (context
+silently drops the rest. Every chunk's :attr:`~extraction.notes.document.Chunk.content` (context
 header, blank line, text) is therefore measured with the model's own tokenizer
-(:class:`~extraction.tokens.TokenCounter`) and kept within the budget. Only ``tokenizers``
+(:class:`~extraction.notes.tokens.TokenCounter`) and kept within the budget. Only ``tokenizers``
 is imported: torch stays unloaded on runs that embed nothing.
 
 How a document is cut:
 
 1. Noise that only hurts search is removed (HTML comments and tags, Liquid and kramdown
    markup, link targets, reference definitions, quote markers); fenced code is kept verbatim
-   (:func:`~extraction.markdown.clean_markdown`).
+   (:func:`~extraction.notes.markdown.clean_markdown`).
 2. ATX headings split the text into sections; each keeps its heading path
    (``Title > Section > Subsection``) as the chunk header
-   (:func:`~extraction.markdown.split_sections`).
+   (:func:`~extraction.notes.markdown.split_sections`).
 3. A section is packed from its units (sentences of prose, lines of lists, tables and
    code) into chunks; an over-long sentence is split by words, an over-long word by
    characters. A chunk after the first of a section starts with the last sentence(s)
@@ -37,9 +37,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from extraction.markdown import Section, clean_markdown, split_sections
-from extraction.models import Chunk, SourceDocument
-from extraction.tokens import SupportsTokenCount, TokenCounter
+from extraction.notes.document import Chunk, SourceDocument
+from extraction.notes.markdown import Section, clean_markdown, split_sections
+from extraction.notes.tokens import SupportsTokenCount, TokenCounter
 
 __all__ = [
     "ChunkingConfig",
@@ -51,7 +51,7 @@ __all__ = [
 
 @functools.lru_cache(maxsize=4)
 def default_counter(model_dir: str | None = None) -> TokenCounter:
-    """A cached :class:`~extraction.tokens.TokenCounter` for ``model_dir`` (default: the
+    """A cached :class:`~extraction.notes.tokens.TokenCounter` for ``model_dir`` (default: the
     bundled model): the counter chunking uses when given none."""
     return TokenCounter(model_dir)
 

@@ -3,7 +3,7 @@ dependency rules and the calibrated confidence of each rule family.
 
 Each candidate pair of mentions in a sentence is joined by its shortest path
 in the dependency tree. A relation type fires when a trigger word of that
-type (:mod:`extraction.relation_words`) lies on the path (``CEO`` in "Satya
+type (:mod:`extraction.nlp.relation_words`) lies on the path (``CEO`` in "Satya
 Nadella, CEO of Microsoft", ``based`` in "a Seattle-based company") and the
 entity types fit; the direction of organisation-to-organisation relations
 comes from the syntactic role each end has towards the trigger ("A, a
@@ -32,8 +32,8 @@ from dataclasses import dataclass, replace
 
 from spacy.tokens import Doc, Span, Token
 
-from extraction.coref import Mention, sentence_groups, token_owner
-from extraction.relation_words import (
+from extraction.nlp.coref import Mention, sentence_groups, token_owner
+from extraction.nlp.relation_words import (
     ACQ_NOUNS,
     ACQ_VERBS,
     BASE_WORDS,

@@ -7,7 +7,7 @@ Stages and why they are split this way:
 2. **parse + chunk** only new or changed files.
 3. **embed** and 4. **extract** only chunks whose text the work caches do not
    hold yet (``embedding_cache``, ``extraction_cache``). The work is queued as
-   units in PostgreSQL (:mod:`extraction.work`) and done by this process, by
+   units in PostgreSQL (:mod:`extraction.rebuild.work`) and done by this process, by
    local worker processes (``--workers auto``, the default, starts one per core
    for a large build: :func:`auto_workers`), or by workers on other machines; each unit
    is committed with its cache rows: a rebuild killed here loses no paid-for work.
@@ -27,19 +27,20 @@ from typing import TYPE_CHECKING, Any, Literal
 import psycopg
 from psycopg.types.json import Jsonb
 
-import extraction.graph as graph_builder
-import extraction.prepare as preparing
-from extraction.build import BuildReport, NoProgress, Progress, Timer
-from extraction.corpus import FileStat, Problem, corpus_scope, iter_documents, list_files
-from extraction.gazetteer import Gazetteer
-from extraction.lifecycle import LIFECYCLE_VERSION
-from extraction.models import ExtractionContext, SourceDocument
-from extraction.prepare import EXTRACTOR_VERSION, PreparedDocument, prepare
-from extraction.publish import GAZETTEER_META, GRAPH_META, LIFECYCLE_META, Publisher
-from extraction.settings import ExtractionSettings
-from extraction.structure import NoteFacts, note_facts
-from extraction.tokens import TokenCounter
-from extraction.work import (
+import extraction.graph.build as graph_builder
+import extraction.rebuild.prepare as preparing
+from extraction.graph.gazetteer import Gazetteer
+from extraction.models import ExtractionContext
+from extraction.notes.corpus import FileStat, Problem, corpus_scope, iter_documents, list_files
+from extraction.notes.document import SourceDocument
+from extraction.notes.lifecycle import LIFECYCLE_VERSION
+from extraction.notes.structure import NoteFacts, note_facts
+from extraction.notes.tokens import TokenCounter
+from extraction.rebuild.planning import MAX_CHANGED_NAMES, Stored, changed_names, plan
+from extraction.rebuild.prepare import EXTRACTOR_VERSION, PreparedDocument, prepare
+from extraction.rebuild.publish import GAZETTEER_META, GRAPH_META, LIFECYCLE_META, Publisher
+from extraction.rebuild.summary import BuildReport, NoProgress, Progress, Timer
+from extraction.rebuild.work import (
     KINDS,
     UnitRunner,
     build_progress,
@@ -48,7 +49,9 @@ from extraction.work import (
     extract_item,
     notify,
 )
-from search.embedder import Embedder, EmbeddingSettings, model_info, vector_space
+from extraction.settings import ExtractionSettings
+from search.embedder import Embedder, EmbeddingSettings, vector_space
+from search.model_files import model_info
 from sql import queries
 from sql.database import Database, bind_embedding_model
 from sql.settings import usable_cores
@@ -56,12 +59,9 @@ from sql.settings import usable_cores
 if TYPE_CHECKING:
     import psycopg
 
-    from extraction.nlp import Extractor
+    from extraction.nlp.extractor import Extractor
 
 _REBUILD_LOCK = 7_344_202
-#: More changed names than this and every stored note is extracted again: one
-#: text search per name would cost more than re-reading the notes.
-MAX_CHANGED_NAMES = 300
 
 
 class RebuildError(Exception):
@@ -145,10 +145,10 @@ class Rebuilder:
 
     def extractor(self) -> Extractor:
         if self._extractor is None:
-            from extraction.lean_spacy import import_spacy
+            from extraction.nlp.lean_spacy import import_spacy
 
             import_spacy()  # must precede the first spaCy import
-            from extraction.nlp import Extractor
+            from extraction.nlp.extractor import Extractor
 
             self._extractor = Extractor.load(batch_size=self.settings.spacy_batch_size)
         return self._extractor
@@ -211,36 +211,34 @@ class Rebuilder:
         conn.execute(q["drop_stale_work_units"])
         conn.commit()
         binding = bind_embedding_model(conn, self.model.name, self.model.dimension, self.vectors)
-        stored = conn.execute(q["document_hashes"]).fetchall()
-        existing = {r["source_path"]: r["content_hash"] for r in stored}
-        # notes whose graph facts an older extractor made are extracted again
-        outdated = {
-            r["source_path"]
-            for r in stored
-            if r["extractor_version"] != preparing.EXTRACTOR_VERSION
-        }
-        on_disk = {f.path: f.sha256 for f in files}
-        candidates = {p for p, h in on_disk.items() if existing.get(p) != h or p in outdated}
-        row = conn.execute(q["get_meta"], {"key": LIFECYCLE_META}).fetchone()
-        lifecycle_current = not existing or (row and row["value"]) == LIFECYCLE_VERSION
-        if not lifecycle_current:
-            # release cycles read by another parser version (or none yet): every note
-            # is read again; its text, embeddings and extractions stay cached
-            candidates = set(on_disk)
-        new_vectors = bool(existing) and binding.vectors != self.vectors
-        if new_vectors:
-            # stored vectors are of another precision (same model): every note is
-            # embedded again, so the knowledge base holds one kind of vector
-            candidates = set(on_disk)
-            report.vectors_replaced = binding.vectors
-        # An empty scan is far likelier a wrong path or an unmounted folder than
-        # a wish to delete everything: it never deletes.
-        deleted = sorted(
-            p
-            for p in existing
-            if files and delete_missing and p not in on_disk and _in_scope(p, scope)
+        rows = conn.execute(q["document_hashes"]).fetchall()
+        lifecycle = conn.execute(q["get_meta"], {"key": LIFECYCLE_META}).fetchone()
+        graphs = conn.execute(q["get_meta"], {"key": GRAPH_META}).fetchone()
+        stored = Stored(
+            hashes={r["source_path"]: r["content_hash"] for r in rows},
+            # notes whose graph facts an older extractor made are extracted again
+            outdated=frozenset(
+                r["source_path"]
+                for r in rows
+                if r["extractor_version"] != preparing.EXTRACTOR_VERSION
+            ),
+            lifecycle_version=lifecycle["value"] if lifecycle else None,
+            graph_version=graphs["value"] if graphs else None,
+            vectors=binding.vectors,
         )
-        report.documents_unchanged = len(on_disk) - len(candidates)
+        on_disk = {f.path: f.sha256 for f in files}
+        todo = plan(
+            on_disk,
+            stored,
+            scope=scope,
+            delete_missing=delete_missing,
+            lifecycle_version=LIFECYCLE_VERSION,
+            graph_version=graph_builder.GRAPH_VERSION,
+            vectors=self.vectors,
+        )
+        existing, deleted = stored.hashes, list(todo.deleted)
+        report.vectors_replaced = todo.vectors_replaced
+        report.documents_unchanged = todo.unchanged
 
         with timer("parse"):
             problems: list[Problem] = []
@@ -252,16 +250,12 @@ class Rebuilder:
                 )
             docs = list(
                 iter_documents(
-                    root, problems, max_bytes=self.settings.max_file_bytes, only=candidates
+                    root, problems, max_bytes=self.settings.max_file_bytes, only=set(todo.read)
                 )
-                if candidates
+                if todo.read
                 else []
             )
-        row = conn.execute(q["get_meta"], {"key": GRAPH_META}).fetchone()
-        # another graph builder: every vendor's graph is built again from the caches
-        built_with = row["value"] if row else None
-        rebuild_graphs = bool(existing) and built_with != graph_builder.GRAPH_VERSION
-        if not docs and not deleted and not rebuild_graphs:
+        if todo.nothing_to_do(len(docs)):
             report.problems.extend(problems)
             self.publisher.fill_totals(conn, report)
             return report
@@ -324,10 +318,9 @@ class Rebuilder:
                     existing,
                     report,
                     gazetteer,
-                    rebuild_graphs,
-                    # every stored note's cycles are then read by this version
-                    lifecycle_current or set(existing) - set(deleted) <= set(on_disk),
-                    new_vectors,
+                    todo.rebuild_graphs,
+                    todo.lifecycle_complete(stored, on_disk),
+                    todo.vectors_replaced is not None,
                 )
             with timer("prune"):
                 conn.execute(q["prune_embedding_cache"], {"model": self.vectors})
@@ -373,8 +366,8 @@ class Rebuilder:
         row = conn.execute(q["get_meta"], {"key": GAZETTEER_META}).fetchone()
         before = row["value"] if row else {}
         now = gazetteer.state()
-        changed = _changed(before.get("surfaces", {}), now["surfaces"])
-        slugs = _changed(before.get("slugs", {}), now["slugs"])
+        changed = changed_names(before.get("surfaces", {}), now["surfaces"])
+        slugs = changed_names(before.get("slugs", {}), now["slugs"])
         keep = {r["source_path"] for r in stored} & on_disk
         if not (changed or slugs) or not keep:
             return gazetteer, set()
@@ -429,7 +422,7 @@ class Rebuilder:
         if workers:
             self._watch_workers(conn, build_id, timer, workers)
             return
-        from extraction.workers import Worker
+        from extraction.rebuild.workers import Worker
 
         worker = Worker(
             self.db,
@@ -451,7 +444,7 @@ class Rebuilder:
     def _watch_workers(
         self, conn: psycopg.Connection[dict[str, Any]], build_id: int, timer: Timer, n: int
     ) -> None:
-        from extraction.workers import LocalWorkers, WorkerError
+        from extraction.rebuild.workers import LocalWorkers, WorkerError
 
         try:
             with LocalWorkers(n, build_id) as local:
@@ -487,15 +480,6 @@ def auto_workers(chunks: int, min_chunks: int) -> int:
     """
     cores = usable_cores()
     return cores if cores >= 2 and chunks >= min_chunks else 0
-
-
-def _changed(before: dict[str, str], now: dict[str, str]) -> list[str]:
-    """Keys added, removed or mapped to something else."""
-    return sorted(k for k in before.keys() | now.keys() if before.get(k) != now.get(k))
-
-
-def _in_scope(path: str, scope: str) -> bool:
-    return not scope or path == scope or path.startswith(scope.rstrip("/") + "/")
 
 
 __all__ = [

@@ -1,15 +1,15 @@
 """Typed relations between the entities of one parsed text.
 
-The dependency rules (:mod:`extraction.relation_rules`) find typed relations
+The dependency rules (:mod:`extraction.nlp.relation_rules`) find typed relations
 between the mentions of a sentence, each with the calibrated confidence of its
 rule family; pairs without a typed relation get a weak, capped
 ``MENTIONED_WITH``. A relation found between two mentions is repeated for
-every mention of the same two entities (:mod:`extraction.coref`): same name,
+every mention of the same two entities (:mod:`extraction.nlp.coref`): same name,
 resolved pronouns, and parenthesised aliases ("The Los Angeles Philharmonic
 (LA Phil, LAPO)").
 
-When a trained :class:`~extraction.relclf.RelationClassifier` is passed to
-:func:`extract_relations` (the :class:`~extraction.nlp.Extractor` passes the
+When a trained :class:`~extraction.nlp.relclf.RelationClassifier` is passed to
+:func:`extract_relations` (the :class:`~extraction.nlp.extractor.Extractor` passes the
 shipped one), it decides WORKS_FOR, FOUNDED_BY, LOCATED_IN and SUBSIDIARY_OF
 with its own out-of-fold calibration, and the rule families become its
 features; the rules' table then only sets the other types' confidences.
@@ -24,11 +24,11 @@ from dataclasses import replace
 
 from spacy.tokens import Doc, Span
 
-from extraction.coref import Mention, alias_mentions, coreference_groups, sentence_groups
 from extraction.models import RelationMention
-from extraction.relation_rules import Found, confidence, find_relations
-from extraction.relclf import RelationClassifier
-from extraction.spans import name_chars
+from extraction.nlp.coref import Mention, alias_mentions, coreference_groups, sentence_groups
+from extraction.nlp.relation_rules import Found, confidence, find_relations
+from extraction.nlp.relclf import RelationClassifier
+from extraction.nlp.spans import name_chars
 
 COOCCURRENCE_NEAR = 0.3
 COOCCURRENCE_FAR = 0.2
@@ -75,7 +75,7 @@ def extract_relations(
     max_cooccurrence
         Most ``MENTIONED_WITH`` pairs per sentence (nearest pairs first).
     classifier
-        A trained :class:`~extraction.relclf.RelationClassifier`: it decides
+        A trained :class:`~extraction.nlp.relclf.RelationClassifier`: it decides
         the types it was trained on (the rule families become its features);
         the rules keep every other type.
     """

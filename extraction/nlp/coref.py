@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from spacy.tokens import Doc, Span, Token
 
 from extraction.names import display_form
-from extraction.relation_words import CLAUSAL, ORG_PRONOUNS, PERSON_PRONOUNS, RELATIVE
+from extraction.nlp.relation_words import CLAUSAL, ORG_PRONOUNS, PERSON_PRONOUNS, RELATIVE
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +31,7 @@ class Mention:
     resolved: bool = True
     """False for a pronoun with no antecedent in the text."""
     guessed: bool = False
-    """A proper-noun run NER did not tag (:func:`~extraction.spans.proper_noun_runs`):
+    """A proper-noun run NER did not tag (:func:`~extraction.nlp.spans.proper_noun_runs`):
     its label is a guess, and only the trained classifier relates it."""
 
 

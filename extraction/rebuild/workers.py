@@ -1,4 +1,4 @@
-"""Worker processes for a rebuild's units (see :mod:`extraction.work`).
+"""Worker processes for a rebuild's units (see :mod:`extraction.rebuild.work`).
 
 - :class:`Worker` is ``python -m extraction worker``: it claims units of running
   builds made with its own models, on any machine with ``DATABASE_URL``, and
@@ -28,7 +28,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from extraction.work import (
+from extraction.rebuild.work import (
     KINDS,
     Conn,
     Unit,

@@ -1,6 +1,6 @@
 """The corpus's own names: every product, maker and vendor the notes declare.
 
-Built from every note's :class:`~extraction.structure.NoteFacts` and the vendor
+Built from every note's :class:`~extraction.notes.structure.NoteFacts` and the vendor
 names, it says what a name is (a product title is a PRODUCT wherever it
 appears, a ``created_by`` maker a PERSON or an ORG) and where the notes name
 it. The rebuild seeds spaCy with the names found in each chunk
@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from extraction.names import display_form, guess_vendor_type, normalize_name
-from extraction.structure import NoteFacts
+from extraction.notes.structure import NoteFacts
 
 #: Evidence ranks: a subject outranks a maker, which outranks a folder name.
 SUBJECT, MAKER, FOLDER = 3, 2, 1

@@ -6,26 +6,27 @@ knowledge base or the new one, never a mix."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg.types.json import Jsonb
 
-import extraction.graph as graph_builder
-import extraction.prepare as preparing
-from extraction.build import BuildReport, Progress
-from extraction.codec import result_from_json
-from extraction.corpus import Problem
-from extraction.gazetteer import Gazetteer
-from extraction.graph import GraphProblem, VendorChunkExtraction, build_vendor_graph
-from extraction.graph_notes import VendorNote
-from extraction.lifecycle import LIFECYCLE_VERSION, Phase
-from extraction.models import SourceDocument
+import extraction.graph.build as graph_builder
+import extraction.rebuild.prepare as preparing
+from extraction.graph.build import build_vendor_graph
+from extraction.graph.gazetteer import Gazetteer
+from extraction.graph.model import GraphProblem, VendorChunkExtraction
+from extraction.graph.note_edges import VendorNote
 from extraction.names import normalize_name
-from extraction.prepare import PreparedDocument
+from extraction.notes.corpus import Problem
+from extraction.notes.document import SourceDocument
+from extraction.notes.lifecycle import LIFECYCLE_VERSION, Phase
+from extraction.notes.structure import NoteFacts
+from extraction.rebuild.codec import result_from_json
+from extraction.rebuild.prepare import PreparedDocument
+from extraction.rebuild.summary import BuildReport, Progress
 from extraction.settings import ExtractionSettings
-from extraction.structure import NoteFacts
 from sql import queries
 from sql.queries import COPY_CHUNKS_TYPES, COPY_RELEASE_CYCLES_TYPES
 
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 #: kb_meta key of the gazetteer's names as the last published build knew them.
 GAZETTEER_META = "gazetteer"
-#: kb_meta key of the graph builder version (extraction.graph.GRAPH_VERSION) the
+#: kb_meta key of the graph builder version (extraction.graph.build.GRAPH_VERSION) the
 #: published graphs were built with.
 GRAPH_META = "graph_version"
 #: Meta key of the lifecycle parser version the stored release cycles were read with.
@@ -69,7 +70,7 @@ class Publisher:
         conn: psycopg.Connection[dict[str, Any]],
         doc_ids: Sequence[int],
         prepared: Sequence[PreparedDocument],
-        existing: dict[str, str],
+        existing: Mapping[str, str],
     ) -> set[int]:
         """Documents whose text did not change but are extracted again (the corpus
         gazetteer changed names they hold) keep their chunk rows, so chunk ids a client
@@ -123,7 +124,7 @@ class Publisher:
         conn: psycopg.Connection[dict[str, Any]],
         prepared: Sequence[PreparedDocument],
         deleted: list[str],
-        existing: dict[str, str],
+        existing: Mapping[str, str],
         report: BuildReport,
         gazetteer: Gazetteer,
         all_vendors: bool = False,

@@ -44,12 +44,12 @@ import orjson
 import psycopg
 from psycopg.types.json import Jsonb
 
-from extraction.codec import result_to_json
 from extraction.models import ExtractionContext
+from extraction.rebuild.codec import result_to_json
 from sql import queries
 
 if TYPE_CHECKING:
-    from extraction.nlp import Extractor
+    from extraction.nlp.extractor import Extractor
     from search.embedder import Embedder
 
 KINDS = ("embed", "extract")

@@ -6,7 +6,7 @@ misses what those names imply. Two readings lean on them, each with its own
 span source: a seed that modifies the capitalised words after it makes one
 product with them (``compound``: "the GitHub CLI"), and a name listed with a
 declared product is a product (``list``: "DOS, OS/2 and Microsoft Windows").
-Spans in, spans out, like :mod:`extraction.spans`.
+Spans in, spans out, like :mod:`extraction.nlp.spans`.
 """
 
 from __future__ import annotations

@@ -7,10 +7,10 @@ of the sentence). Per-text seeds (vendor name, front-matter entities) vary
 from text to text, so they are not added to the ruler: a cached
 :class:`~spacy.matcher.PhraseMatcher` per :class:`ExtractionContext` runs
 after the pipe and its matches are merged with the model's entities.
-Merged spans then get their boundaries repaired (:mod:`extraction.spans`:
+Merged spans then get their boundaries repaired (:mod:`extraction.nlp.spans`:
 legal forms taken in, titles and trailing prepositions cut off), declared
 names grow into the words after them and their list mates
-(:mod:`extraction.seed_spans`), and proper-noun runs the model missed are
+(:mod:`extraction.nlp.seed_spans`), and proper-noun runs the model missed are
 offered to the relation classifier as guessed mentions (never as entities).
 
 Nothing spaCy-typed leaves this module: callers get
@@ -30,14 +30,14 @@ from spacy.language import Language
 from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc, Span
 
-from extraction.coref import Mention, pronoun_mentions
 from extraction.lexicon import is_version_like, is_vocabulary
 from extraction.models import EntityMention, ExtractionContext, ExtractionResult
 from extraction.names import display_form, guess_vendor_type, normalize_name
-from extraction.relations import extract_relations
-from extraction.relclf import RelationClassifier, load_default
-from extraction.seed_spans import list_mates, names_after_seeds
-from extraction.spans import name_chars, proper_noun_runs, repair_spans
+from extraction.nlp.coref import Mention, pronoun_mentions
+from extraction.nlp.relations import extract_relations
+from extraction.nlp.relclf import RelationClassifier, load_default
+from extraction.nlp.seed_spans import list_mates, names_after_seeds
+from extraction.nlp.spans import name_chars, proper_noun_runs, repair_spans
 
 #: OntoNotes label -> our entity type. WORK_OF_ART, LAW, LANGUAGE and NORP are
 #: dropped: in this corpus they are mostly titles, licences and "English", and
@@ -262,7 +262,7 @@ class Extractor:
         self.n_process = n_process
         self.keep_unresolved_pronouns = keep_unresolved_pronouns
         #: Decides the KnowledgeNet-measured relation types when its weights
-        #: ship (see :mod:`extraction.relclf`); None falls back to the rules.
+        #: ship (see :mod:`extraction.nlp.relclf`); None falls back to the rules.
         self.classifier: RelationClassifier | None = _default_classifier()
         # Seeds repeat across the chunks of one vendor: build each matcher once.
         self._matcher_for = lru_cache(maxsize=256)(self._build_matcher)
@@ -392,7 +392,7 @@ class Extractor:
     def _relation_mentions(self, doc: Doc, named: list[Mention]) -> list[Mention]:
         """What relation extraction sees: named, guessed and pronoun mentions.
 
-        Guessed proper-noun runs (:func:`~extraction.spans.proper_noun_runs`)
+        Guessed proper-noun runs (:func:`~extraction.nlp.spans.proper_noun_runs`)
         are not entities of the result: only the relation classifier weighs them.
         """
         guessed = [

@@ -5,7 +5,7 @@ name and type every real thing settles on (pure, no database).
 words after a product's name, an abbreviation in parentheses, a product named
 with its owner in front) and decides its type once: the corpus gazetteer first
 (:class:`Namer`), else the vote of its mentions (:data:`TYPE_WEIGHT`).
-:mod:`extraction.graph` builds the graph on these names.
+:mod:`extraction.graph.build` builds the graph on these names.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from itertools import pairwise
 
-from extraction.gazetteer import Gazetteer
+from extraction.graph.gazetteer import Gazetteer
 from extraction.lexicon import is_version_like, is_vocabulary
 from extraction.names import MAX_NAME_CHARS, has_org_word, normalize_name
 
@@ -159,7 +160,7 @@ def settle_names(
     namer: Namer,
     vendor: str | None,
     vendor_type: str,
-    vendor_keys: set[str],
+    vendor_keys: AbstractSet[str],
 ) -> tuple[list[RawMention], dict[str, tuple[str, str]], set[str]]:
     """Each mention's final name and type, one per real thing.
 

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from extraction.models import ExtractionResult
-from extraction.pipeline import BuildReport
+from extraction.rebuild.pipeline import BuildReport
 from sql import queries
 from sql.database import Database, bound_model
 

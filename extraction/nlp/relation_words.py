@@ -1,6 +1,6 @@
-"""Word lists of the relation rules (:mod:`extraction.relation_rules`), of pronoun
-resolution (:mod:`extraction.coref`) and of the relation classifier's features
-(:mod:`extraction.relclf`).
+"""Word lists of the relation rules (:mod:`extraction.nlp.relation_rules`), of pronoun
+resolution (:mod:`extraction.nlp.coref`) and of the relation classifier's features
+(:mod:`extraction.nlp.relclf`).
 
 Lower-cased surface forms: the lemmatizer is off, so inflections are listed.
 """

@@ -1,11 +1,11 @@
-"""Candidates and features of the relation classifier (:mod:`extraction.relclf`),
+"""Candidates and features of the relation classifier (:mod:`extraction.nlp.relclf`),
 the same at run time and in training (:mod:`training.relclf`).
 
 Every typed entity-mention pair of a sentence is a candidate (both directions
 where the type signature allows it, :data:`SIGNATURES`), described by sparse
 feature strings: the words between the two mentions, the dependency path
 between their heads (labels, directions and the words on it), which rule family
-fired on the pair (:mod:`extraction.relation_rules`), entity types, distance,
+fired on the pair (:mod:`extraction.nlp.relation_rules`), entity types, distance,
 pronoun ends and the words around the pair. Features are hashed with ``crc32``
 into :data:`HASH_BITS` bits, so weights mean the same in every process.
 """
@@ -20,9 +20,9 @@ from functools import lru_cache
 
 from spacy.tokens import Doc, Span
 
-from extraction.coref import Mention
-from extraction.relation_rules import Found, path_bucket, rooted_sentence_groups
-from extraction.relation_words import (
+from extraction.nlp.coref import Mention
+from extraction.nlp.relation_rules import Found, path_bucket, rooted_sentence_groups
+from extraction.nlp.relation_words import (
     FOUND_WORDS,
     HQ_WORDS,
     OWN_VERBS,
@@ -118,7 +118,7 @@ class DocView:
         return found
 
     def path(self, a: int, b: int) -> tuple[list[int], int, list[int]] | None:
-        """Like :func:`extraction.relation_rules._path`, on token indices."""
+        """Like :func:`extraction.nlp.relation_rules._path`, on token indices."""
         up_a = [a]
         while self.head[up_a[-1]] != up_a[-1] and len(up_a) < len(self.head):
             up_a.append(self.head[up_a[-1]])

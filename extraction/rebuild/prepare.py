@@ -9,13 +9,14 @@ from dataclasses import dataclass
 
 import orjson
 
-from extraction.chunking import chunk_document
-from extraction.gazetteer import Gazetteer
-from extraction.models import Chunk, ExtractionContext, SourceDocument
+from extraction.graph.gazetteer import Gazetteer
+from extraction.models import ExtractionContext
 from extraction.names import guess_vendor_type
+from extraction.notes.chunking import chunk_document
+from extraction.notes.document import Chunk, SourceDocument
+from extraction.notes.structure import NoteFacts, note_facts
+from extraction.notes.tokens import TokenCounter
 from extraction.settings import ExtractionSettings
-from extraction.structure import NoteFacts, note_facts
-from extraction.tokens import TokenCounter
 
 #: Bump when extraction output changes for the same input: cached results of an
 #: older extractor are then recomputed, and the next rebuild extracts every note

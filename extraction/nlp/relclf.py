@@ -1,17 +1,17 @@
 """A small trained classifier for the four typed relations KnowledgeNet measures.
 
-The dependency rules of :mod:`extraction.relation_rules` fire on trigger words and
+The dependency rules of :mod:`extraction.nlp.relation_rules` fire on trigger words and
 calibrate per family; they cannot weigh many weak cues against each other.
 This module scores every typed entity-mention pair of a sentence (both
 directions where the type signature allows it) with one logistic regression
-per relation type over hashed sparse features (:mod:`extraction.relation_features`):
+per relation type over hashed sparse features (:mod:`extraction.nlp.relation_features`):
 the words between the two mentions, the dependency path between their heads
 (labels, directions and the words on it), which rule family fired on the pair,
 entity types, distance, pronoun ends and the words around the pair.
 
 Training happens offline (``python -m training.relclf train``, in
 :mod:`training.relclf`) with scikit-learn; at run time only the JSON weights file
-(``extraction/data/relation_model.json``) is read and scores are plain
+(``extraction/nlp/data/relation_model.json``) is read and scores are plain
 Python sums, so the service never imports scikit-learn.
 
 Confidence is measured, not guessed: C, thresholds and a binned, isotonic
@@ -40,9 +40,9 @@ from typing import Any
 import orjson
 from spacy.tokens import Doc, Span
 
-from extraction.coref import Mention
-from extraction.relation_features import feature_indices, generate_candidates
-from extraction.relation_rules import Found
+from extraction.nlp.coref import Mention
+from extraction.nlp.relation_features import feature_indices, generate_candidates
+from extraction.nlp.relation_rules import Found
 
 #: Where the shipped weights live (package data).
 MODEL_PATH = Path(__file__).resolve().parent / "data" / "relation_model.json"

@@ -192,7 +192,7 @@ def repair_spans(doc: Doc, spans: Sequence[Span]) -> list[Span]:
 
     Examples
     --------
-    >>> from extraction.nlp import shared_nlp
+    >>> from extraction.nlp.extractor import shared_nlp
     >>> from spacy.tokens import Span
     >>> doc = shared_nlp().make_doc("He joined Sling Broadband , LLC in May.")
     >>> [s.text for s in repair_spans(doc, [Span(doc, 2, 4, label="ORG")])]
