@@ -103,7 +103,7 @@ def _graph_export_s() -> float:
     in a new process, as a first rebuild on a new machine does."""
     with tempfile.TemporaryDirectory(prefix="kb-bench-models-") as cache:
         code = (
-            "from search.embedder import Embedder, model_info; "
+            "from search.embedder import Embedder; from search.model_files import model_info; "
             f"Embedder(model_info(), cache_dir={cache!r}).prepare()"
         )
         start = time.perf_counter()
@@ -118,10 +118,10 @@ def _lifecycle_cost(corpus: Path, conninfo: str, repeats: int) -> dict[str, Any]
     from psycopg.rows import dict_row
 
     from bench import bench_queries
-    from extraction.front_matter import parse_front_matter
-    from extraction.lifecycle import parse_lifecycle
-    from extraction.models import SourceDocument
-    from extraction.publish import write_lifecycle
+    from extraction.notes.document import SourceDocument
+    from extraction.notes.front_matter import parse_front_matter
+    from extraction.notes.lifecycle import parse_lifecycle
+    from extraction.rebuild.publish import write_lifecycle
 
     fronts = {
         path.relative_to(corpus).as_posix(): parse_front_matter(path.read_text("utf-8")).data
@@ -189,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     corpus = work / "corpus"
     shutil.copytree(args.corpus, corpus)
     sys.path.insert(0, str(REPO))
-    from search.embedder import Embedder, default_model_cache, model_info
+    from search.embedder import Embedder
+    from search.model_files import default_model_cache, model_info
 
     cache = default_model_cache()
     Embedder(model_info(), cache_dir=cache).prepare()  # graphs made before any timing

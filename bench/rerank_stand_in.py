@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from search.embedder import packaged_model_path, quiet_offline_transformers
+from search.model_files import packaged_model_path, quiet_offline_transformers
 
 
 def build_stand_in(target: Path, *, seed: int = 0) -> Path:

@@ -61,8 +61,8 @@ def _queue_cost(pgdata: Path, units: int) -> dict[str, float]:
     import numpy as np
     from psycopg.types.json import Jsonb
 
-    from extraction.pipeline import Rebuilder
-    from extraction.work import UnitRunner, claim, embed_item, enqueue
+    from extraction.rebuild.pipeline import Rebuilder
+    from extraction.rebuild.work import UnitRunner, claim, embed_item, enqueue
     from sql import queries
     from sql.database import Database
     from sql.embedded import start_embedded

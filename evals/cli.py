@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from evals.corpus import CorpusMissing
-from extraction.corpus import CorpusError
-from extraction.pipeline import RebuildError
+from extraction.notes.corpus import CorpusError
+from extraction.rebuild.pipeline import RebuildError
 from search.errors import EmbeddingConfigError
 from sql.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, print_error
 from sql.errors import DatabaseError

@@ -11,9 +11,9 @@ from pathlib import Path
 from rich.console import Console
 
 from evals import REPO
-from extraction.build import BuildReport
-from extraction.pipeline import Rebuilder
-from extraction.progress import RichProgress
+from extraction.rebuild.pipeline import Rebuilder
+from extraction.rebuild.progress import RichProgress
+from extraction.rebuild.summary import BuildReport
 from sql.database import Database, named_database, server_conninfo
 from sql.settings import DatabaseSettings
 

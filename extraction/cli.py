@@ -200,10 +200,10 @@ def _build_id(text: str) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from extraction.corpus import CorpusError
-    from extraction.pipeline import Rebuilder, RebuildError
-    from extraction.progress import RichProgress
-    from extraction.report import render_build_report
+    from extraction.notes.corpus import CorpusError
+    from extraction.rebuild.pipeline import Rebuilder, RebuildError
+    from extraction.rebuild.progress import RichProgress
+    from extraction.rebuild.report import render_build_report
     from extraction.settings import ExtractionSettings
     from search.embedder import EmbeddingSettings
     from search.errors import EmbeddingConfigError
@@ -239,10 +239,10 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
-    from extraction.pipeline import Rebuilder
+    from extraction.rebuild.pipeline import Rebuilder
+    from extraction.rebuild.work import UnitRunner
+    from extraction.rebuild.workers import Stop, Worker, WorkerError, install_stop_on_sigterm
     from extraction.settings import ExtractionSettings
-    from extraction.work import UnitRunner
-    from extraction.workers import Stop, Worker, WorkerError, install_stop_on_sigterm
     from search.embedder import EmbeddingSettings
     from search.errors import EmbeddingConfigError
     from sql import DatabaseError
@@ -298,7 +298,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    from extraction.report import collect_status, render_status
+    from extraction.rebuild.report import collect_status, render_status
 
     if args.vendors < 0:
         raise CliError("--vendors must be 0 or more", EXIT_USAGE)
@@ -376,8 +376,8 @@ def _cmd_extract(args: argparse.Namespace) -> int:
     text = _read_text_arg(args.file)  # a file that is not text is refused before spaCy loads
 
     from extraction.models import ExtractionContext
-    from extraction.nlp import Extractor
-    from extraction.report import extraction_to_dict, render_extraction
+    from extraction.nlp.extractor import Extractor
+    from extraction.rebuild.report import extraction_to_dict, render_extraction
 
     context = ExtractionContext(vendor=args.vendor.strip() if args.vendor else None)
     result = Extractor.load().extract(text, context)

@@ -1,5 +1,5 @@
 """Release cycles of the vendors' products, as stored by the rebuild
-(``lifecycle_products``, ``release_cycles``; :mod:`extraction.lifecycle` reads them
+(``lifecycle_products``, ``release_cycles``; :mod:`extraction.notes.lifecycle` reads them
 from the notes), answered as of a date with :mod:`kg.support`: products resolved
 loosely by name, every cycle with its status, the cycle of a version, and the ends of
 support across vendors in a window (``eol-risk``). Plain reads on a connection the

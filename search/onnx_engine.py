@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 
     from numpy.typing import NDArray
 
-    from search.embedder import Parallel
+#: How the engine runs several texts: ``texts`` side by side, one thread each;
+#: ``ops`` one after another, each over every thread.
+Parallel = Literal["texts", "ops"]
 
 
 class OnnxEncoder:

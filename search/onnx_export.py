@@ -141,7 +141,7 @@ def _layout(model_dir: Path) -> tuple[str, bool]:
 def _torch_model(model_dir: Path) -> tuple[Any, Any]:
     """The sentence model as one torch module, and the torch module itself."""
     pooling, normalise = _layout(model_dir)
-    from search.embedder import quiet_offline_transformers
+    from search.model_files import quiet_offline_transformers
 
     quiet_offline_transformers()
     try:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from search.embedder import quiet_offline_transformers
 from search.errors import SearchError
+from search.model_files import quiet_offline_transformers
 from search.settings import SearchSettings
 
 

@@ -48,7 +48,7 @@ CREATE TABLE documents (
     -- the extractor version its graph facts were made with: another version
     -- makes a rebuild extract the note again
     extractor_version text NOT NULL DEFAULT '',
-    -- what the note's own structure says (front matter and links, extraction.structure)
+    -- what the note's own structure says (front matter and links, extraction.notes.structure)
     facts        jsonb NOT NULL DEFAULT '{}'
 );
 CREATE INDEX documents_vendor ON documents (vendor_id);

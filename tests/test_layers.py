@@ -40,11 +40,11 @@ def test_no_package_imports_another_packages_private_names() -> None:
 def test_the_rule_sees_a_private_import(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text(
-        "from extraction.relations import _FOUND_WORDS, Mention\n"
+        "from extraction.nlp.relations import _FOUND_WORDS, Mention\n"
         "from server.settings import __all__\n"
         "from .local import _mine\n"
     )
-    assert private_imports(module, "training") == ["extraction.relations._FOUND_WORDS"]
+    assert private_imports(module, "training") == ["extraction.nlp.relations._FOUND_WORDS"]
     assert private_imports(module, "extraction") == []
 
 

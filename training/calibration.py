@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from extraction.relclf import wilson_lower
+from extraction.nlp.relclf import wilson_lower
 
 
 def f1(tp: int, fp: int, fn: int) -> float:

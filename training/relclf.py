@@ -1,11 +1,11 @@
-"""Training of the relation classifier (:mod:`extraction.relclf`), offline.
+"""Training of the relation classifier (:mod:`extraction.nlp.relclf`), offline.
 
 ``python -m training.relclf train [--folds 1,2] [--out PATH] [--limit N]`` parses
 KnowledgeNet folds, labels candidates exactly as the evaluation harness scores
 them, fits one logistic regression per relation type with scikit-learn (the
 ``[train]`` extra), calibrates confidence on out-of-group predictions
 (:mod:`training.calibration`) and writes the JSON weights the runtime reads
-(``extraction/data/relation_model.json``).
+(``extraction/nlp/data/relation_model.json``).
 The runtime never imports this module or scikit-learn.
 """
 
@@ -22,8 +22,8 @@ from typing import Any
 
 import orjson
 
-from extraction.coref import Mention
-from extraction.relation_features import (
+from extraction.nlp.coref import Mention
+from extraction.nlp.relation_features import (
     HASH_BITS,
     MAX_BETWEEN,
     MAX_PATH_EDGES,
@@ -31,7 +31,7 @@ from extraction.relation_features import (
     generate_candidates,
     hash_features,
 )
-from extraction.relclf import (
+from extraction.nlp.relclf import (
     ATTRIBUTION,
     CLASSIFIED_TYPES,
     FORMAT_VERSION,
@@ -62,9 +62,9 @@ def _examples(
 ) -> tuple[list[_Example], set[tuple[str, str, str, str]], dict[str, frozenset[str]]]:
     """Parse passages and label candidates exactly as the harness scores them."""
     from evals.extraction_quality import Fact, load_knowledgenet, progress_over
-    from extraction.coref import alias_mentions, coreference_groups
-    from extraction.nlp import Extractor, shared_nlp
-    from extraction.relation_rules import find_relations
+    from extraction.nlp.coref import alias_mentions, coreference_groups
+    from extraction.nlp.extractor import Extractor, shared_nlp
+    from extraction.nlp.relation_rules import find_relations
 
     passages, gold = load_knowledgenet(folds=folds)
     by_fold: dict[int, list[Any]] = defaultdict(list)

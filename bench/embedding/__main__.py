@@ -20,7 +20,8 @@ from bench.embedding.searches import TXTAI, end_to_end, previous_default
 from bench.embedding.txtai_index import INSTALL_HINT, txtai_available, txtai_embeddings
 from evals.cli import HarnessError
 from evals.search_quality import chunk_corpus, database_name, load_beir, load_corpus
-from search.embedder import Embedder, model_info, quiet_offline_transformers
+from search.embedder import Embedder
+from search.model_files import model_info, quiet_offline_transformers
 from search.settings import SearchSettings
 from sql.database import named_database, server_conninfo
 from sql.settings import DatabaseSettings

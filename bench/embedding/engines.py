@@ -10,8 +10,9 @@ from typing import Any
 
 from rich.progress import Progress
 
-from search.embedder import Embedder, ModelInfo, quiet_offline_transformers
+from search.embedder import Embedder
 from search.metrics import percentile
+from search.model_files import ModelInfo, quiet_offline_transformers
 
 BARE = "bare SentenceTransformer.encode"
 BULK_BATCH = 64

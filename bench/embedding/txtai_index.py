@@ -25,7 +25,7 @@ from typing import Any
 from rich.progress import Progress
 
 from evals.search_quality import EvalChunk
-from search.embedder import ModelInfo
+from search.model_files import ModelInfo
 from sql.settings import DatabaseSettings
 
 INSTALL_HINT = "pip install -e .[bench]"

@@ -21,7 +21,7 @@ DATABASE = "kb_bench_load"
 
 def build_knowledge_base(database: str, console: Console) -> str:
     """Create / bring ``database`` up to date with the sample corpus; its conninfo."""
-    from extraction.pipeline import Rebuilder
+    from extraction.rebuild.pipeline import Rebuilder
     from sql.database import named_database, server_conninfo
     from sql.settings import DatabaseSettings
 

@@ -20,7 +20,7 @@ from evals.extraction_quality import (
     score_relations,
     score_spans,
 )
-from extraction.nlp import Extractor, shared_nlp
+from extraction.nlp.extractor import Extractor, shared_nlp
 
 
 @pytest.fixture(scope="session")

@@ -10,11 +10,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extraction.chunking import ChunkingConfig, chunk_document, chunk_markdown, default_counter
-from extraction.corpus import read_corpus
-from extraction.markdown import clean_markdown, split_sections
-from extraction.models import Chunk
-from extraction.tokens import TokenCounter
+from extraction.notes.chunking import (
+    ChunkingConfig,
+    chunk_document,
+    chunk_markdown,
+    default_counter,
+)
+from extraction.notes.corpus import read_corpus
+from extraction.notes.document import Chunk
+from extraction.notes.markdown import clean_markdown, split_sections
+from extraction.notes.tokens import TokenCounter
 from tests.fixtures import REPO
 
 SHARED = REPO.parent / "shared" / "data" / "vendor_corpus" / "vendors"
@@ -72,7 +77,7 @@ def test_module_does_not_import_torch() -> None:
     import subprocess
     import sys
 
-    code = "import extraction.chunking, sys; print('torch' in sys.modules)"
+    code = "import extraction.notes.chunking, sys; print('torch' in sys.modules)"
     result = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

@@ -119,7 +119,7 @@ def test_a_machines_first_rebuild_makes_the_model_graph_then_loads_spacy(
 ) -> None:
     """The first rebuild on a machine makes the model's ONNX graph (with torch) in
     the same process that then imports spaCy with torch hidden
-    (extraction.lean_spacy): both work, and the graphs are cached."""
+    (extraction.nlp.lean_spacy): both work, and the graphs are cached."""
     corpus = write_corpus(tmp_path / "notes")
     cache = tmp_path / "models"
     env = {"DATABASE_URL": db.conninfo, "KB_MODEL_CACHE": str(cache)}

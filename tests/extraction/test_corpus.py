@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from extraction import corpus
-from extraction.corpus import (
+from extraction.notes import corpus
+from extraction.notes.corpus import (
     UNATTRIBUTED,
     CorpusError,
     CorpusNotFoundError,
@@ -20,7 +20,7 @@ from extraction.corpus import (
     parse_document,
     read_corpus,
 )
-from extraction.front_matter import iso_date
+from extraction.notes.front_matter import iso_date
 from tests.fixtures import REPO
 
 SHARED = REPO.parent / "shared" / "data" / "vendor_corpus" / "vendors"

@@ -21,7 +21,7 @@ What it proves:
   nothing in the database;
 - ``extract FILE --json`` on every hostile file prints valid JSON, or one ``error:``
   line with exit 2 (never a traceback), quickly: spaCy's tokenizer used to take minutes
-  on a long run of brackets (see :class:`extraction.nlp._TailSuffixSearch`);
+  on a long run of brackets (see :class:`extraction.nlp.extractor._TailSuffixSearch`);
 - ``extract - --json`` on fuzzed standard input (hypothesis: text, markdown, binary) is
   the same, and the faster tokenizer splits text exactly as spaCy's own.
 
@@ -51,7 +51,7 @@ from hypothesis import strategies as st
 from spacy.tokenizer import Tokenizer
 
 from extraction.names import MAX_NAME_CHARS
-from extraction.nlp import _TailSuffixSearch
+from extraction.nlp.extractor import _TailSuffixSearch
 from sql.database import Database
 from tests.fixtures import REPO
 from tests.fixtures.reliability import fingerprint, record

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from extraction.codec import result_from_json, result_to_json
-from extraction.graph import VendorChunkExtraction, build_vendor_graph
+from extraction.graph.build import build_vendor_graph
+from extraction.graph.model import VendorChunkExtraction
 from extraction.models import EntityMention, ExtractionResult, RelationMention
 from extraction.names import guess_vendor_type, normalize_name
+from extraction.rebuild.codec import result_from_json, result_to_json
 
 TEXT_1 = "Lutron Electronics Co., Inc. is based in Coopersburg. Joel Spira founded Lutron."
 TEXT_2 = "Lutron Electronics makes dimmers. Lutron is a lighting company."

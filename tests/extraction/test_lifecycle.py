@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from extraction.corpus import parse_document
-from extraction.lifecycle import parse_lifecycle, parse_phase
-from extraction.pipeline import Rebuilder
+from extraction.notes.corpus import parse_document
+from extraction.notes.lifecycle import parse_lifecycle, parse_phase
+from extraction.rebuild.pipeline import Rebuilder
 from sql.database import Database
 from tests.fixtures import REPO, SAMPLE
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from extraction.models import ExtractionContext, ExtractionResult
-from extraction.nlp import Extractor, shared_nlp
+from extraction.nlp.extractor import Extractor, shared_nlp
 
 
 @pytest.fixture(scope="session")

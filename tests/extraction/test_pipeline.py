@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from extraction.pipeline import Rebuilder
+from extraction.rebuild.pipeline import Rebuilder
 from sql.database import Database
 from sql.errors import ModelMismatch
 from tests.fixtures.corpus import GLOBEX, snapshot, write_corpus
@@ -105,7 +105,7 @@ def test_changed_file_recomputes_only_new_text(
 def test_a_new_extractor_version_extracts_every_note_again_without_embedding(
     rebuilder: Rebuilder, db: Database, corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import extraction.prepare as preparing
+    import extraction.rebuild.prepare as preparing
 
     first = rebuilder.run(corpus)
     chunk_ids = "SELECT id, extraction_key FROM chunks ORDER BY id"
@@ -192,7 +192,8 @@ def test_vendor_folder_scope_only_syncs_that_vendor(
 def test_another_embedding_model_is_refused_and_nothing_changes(
     rebuilder: Rebuilder, db: Database, corpus: Path, tmp_path: Path
 ) -> None:
-    from search.embedder import EmbeddingSettings, packaged_model_path
+    from search.embedder import EmbeddingSettings
+    from search.model_files import packaged_model_path
 
     rebuilder.run(corpus)
     before = snapshot(db)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from extraction.models import ExtractionContext, RelationMention
-from extraction.nlp import Extractor, shared_nlp
-from extraction.relation_rules import CONFIDENCE, confidence
-from extraction.relations import MAX_COOCCURRENCE_PER_SENTENCE
+from extraction.nlp.extractor import Extractor, shared_nlp
+from extraction.nlp.relation_rules import CONFIDENCE, confidence
+from extraction.nlp.relations import MAX_COOCCURRENCE_PER_SENTENCE
 
 
 @pytest.fixture(scope="session")
@@ -207,7 +207,7 @@ def test_confidence_table_contract() -> None:
 
 
 def test_relative_that_on_a_company_apposition(extractor: Extractor) -> None:
-    from extraction.coref import pronoun_mentions
+    from extraction.nlp.coref import pronoun_mentions
 
     nlp = shared_nlp()
     doc = nlp("He is the CEO of Altiscale, a company that provides Apache Hadoop.")
@@ -223,7 +223,7 @@ def test_relative_that_on_a_company_apposition(extractor: Extractor) -> None:
 def test_guessed_mentions_get_no_rule_relation() -> None:
     from dataclasses import replace
 
-    from extraction.relations import extract_relations
+    from extraction.nlp.relations import extract_relations
 
     ex = Extractor(nlp=shared_nlp())
     doc = ex.nlp("Acme Corp was founded by Jane Smith.")

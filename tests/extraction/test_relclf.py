@@ -8,11 +8,11 @@ import orjson
 import pytest
 
 from evals.extraction_quality import KNOWLEDGENET
-from extraction.coref import Mention
-from extraction.nlp import Extractor, shared_nlp
-from extraction.relation_features import _fit, generate_candidates, hash_features
-from extraction.relation_rules import find_relations
-from extraction.relclf import CLASSIFIED_TYPES, MODEL_PATH, RelationClassifier, wilson_lower
+from extraction.nlp.coref import Mention
+from extraction.nlp.extractor import Extractor, shared_nlp
+from extraction.nlp.relation_features import _fit, generate_candidates, hash_features
+from extraction.nlp.relation_rules import find_relations
+from extraction.nlp.relclf import CLASSIFIED_TYPES, MODEL_PATH, RelationClassifier, wilson_lower
 from training.calibration import (
     HIGH_CHECK_MIN_N,
     HIGH_POINT,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from extraction.graph.resolve import resolve_entities, resolve_relations
 from extraction.models import EntityMention, RelationMention
-from extraction.resolve import resolve_entities, resolve_relations
 
 
 def _m(text: str, label: str = "ORG") -> EntityMention:

@@ -6,8 +6,8 @@ import pytest
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 
-from extraction.nlp import Extractor, shared_nlp
-from extraction.spans import name_chars, proper_noun_runs, repair_span, repair_spans
+from extraction.nlp.extractor import Extractor, shared_nlp
+from extraction.nlp.spans import name_chars, proper_noun_runs, repair_span, repair_spans
 
 
 @pytest.fixture(scope="module")

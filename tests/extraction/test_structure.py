@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
-from extraction.corpus import parse_document
-from extraction.gazetteer import Gazetteer
-from extraction.graph import VendorChunkExtraction, build_vendor_graph
-from extraction.graph_notes import VendorNote
+from extraction.graph.build import build_vendor_graph
+from extraction.graph.gazetteer import Gazetteer
+from extraction.graph.model import VendorChunkExtraction
+from extraction.graph.note_edges import VendorNote
 from extraction.lexicon import is_version_like, is_vocabulary
 from extraction.models import EntityMention, ExtractionResult, RelationMention
-from extraction.structure import Maker, NoteFacts, note_facts, split_makers
+from extraction.notes.corpus import parse_document
+from extraction.notes.structure import Maker, NoteFacts, note_facts, split_makers
 
 REDUX = b"""---
 created_by: Dan Abramov and Andrew Clark
@@ -245,7 +246,7 @@ def test_model_types_yield_to_the_corpus_and_vocabulary_is_dropped() -> None:
 
 
 def test_cooccurrence_is_capped_and_weak() -> None:
-    import extraction.graph as graph_module
+    import extraction.graph.build as graph_module
 
     names = [f"Company{i}" for i in range(30)]
     text = " ".join(names)

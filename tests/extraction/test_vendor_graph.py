@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from extraction.pipeline import Rebuilder
+from extraction.rebuild.pipeline import Rebuilder
 from sql.database import Database
 from tests.fixtures.corpus import snapshot
 
@@ -159,7 +159,7 @@ Vuetify is a component framework for Vue.
 def test_another_graph_builder_rebuilds_graphs_without_extracting(
     rebuilder: Rebuilder, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import extraction.graph as graph_builder
+    import extraction.graph.build as graph_builder
 
     root = write(tmp_path / "notes", NOTES)
     rebuilder.run(root)

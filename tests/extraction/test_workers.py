@@ -1,5 +1,5 @@
-"""Rebuild work split into units claimed by worker processes (extraction.work,
-extraction.workers): real processes, a real PostgreSQL, the packaged models."""
+"""Rebuild work split into units claimed by worker processes (extraction.rebuild.work,
+extraction.rebuild.workers): real processes, a real PostgreSQL, the packaged models."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from extraction.models import ExtractionContext
-from extraction.pipeline import Rebuilder, auto_workers
-from extraction.work import UnitRunner, claim, embed_item, enqueue, extract_item
-from extraction.workers import Worker, WorkerError
+from extraction.rebuild.pipeline import Rebuilder, auto_workers
+from extraction.rebuild.work import UnitRunner, claim, embed_item, enqueue, extract_item
+from extraction.rebuild.workers import Worker, WorkerError
 from sql import queries
 from sql.database import Database
 from tests.fixtures import REPO

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from extraction.corpus import parse_document
+from extraction.notes.corpus import parse_document
 from kg import KnowledgeGraph
 from kg.errors import (
     InvalidGraphRequest,

@@ -17,8 +17,8 @@ import datetime as dt
 
 import pytest
 
-from extraction.corpus import parse_document
-from extraction.lifecycle import Cycle
+from extraction.notes.corpus import parse_document
+from extraction.notes.lifecycle import Cycle
 from kg.support import CycleRow, support_status
 from kg.versions import resolve_version
 from tests.fixtures import REPO

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from extraction.pipeline import Rebuilder
+from extraction.rebuild.pipeline import Rebuilder
 from sql.database import Database, open_database
 from sql.settings import DatabaseSettings
 from tests.fixtures import REPO

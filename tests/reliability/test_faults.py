@@ -27,7 +27,7 @@ import pytest
 from mcp import Client
 from psycopg.conninfo import make_conninfo
 
-from extraction.pipeline import Rebuilder
+from extraction.rebuild.pipeline import Rebuilder
 from server.auth import KeyStore
 from sql.database import Database
 from tests.fixtures import REPO

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from search.embedder import Embedder, EmbeddingSettings, model_info, vector_space
+from search.embedder import Embedder, EmbeddingSettings, vector_space
 from search.errors import EmbeddingConfigError
+from search.model_files import model_info
 from tests.fixtures import REPO
 
 
@@ -121,7 +122,8 @@ def test_a_query_imports_no_torch_once_the_graph_is_cached(
 ) -> None:
     embedder.prepare()  # the graph is in the cache before the new process looks
     code = (
-        "import sys; from search.embedder import Embedder, model_info;"
+        "import sys; from search.embedder import Embedder; "
+        "from search.model_files import model_info; "
         f"e = Embedder(model_info(), cache_dir={str(model_cache)!r}); "
         "v = e.encode(['one chunk', 'two']);"
         "print(v.shape, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)"
@@ -132,12 +134,12 @@ def test_a_query_imports_no_torch_once_the_graph_is_cached(
 def test_spacy_loads_without_torch_and_torch_still_works_after() -> None:
     code = (
         "import sys\n"
-        "from extraction.lean_spacy import import_spacy\n"
+        "from extraction.nlp.lean_spacy import import_spacy\n"
         "import_spacy()\n"
-        "from extraction.nlp import Extractor\n"
+        "from extraction.nlp.extractor import Extractor\n"
         "r = Extractor.load().extract('Linus Torvalds founded Linux in Helsinki.')\n"
         "print('torch' in sys.modules, bool(r.entities))\n"
-        "from search.embedder import Embedder, model_info\n"
+        "from search.embedder import Embedder\nfrom search.model_files import model_info\n"
         "v = Embedder(model_info(), engine='torch', precision='fp32').encode(['x'])\n"
         "print('torch' in sys.modules, v.shape)\n"
     )

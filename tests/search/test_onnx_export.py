@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from extraction.chunking import chunk_document
-from extraction.corpus import read_corpus
-from search.embedder import Embedder, model_info, packaged_model_path
+from extraction.notes.chunking import chunk_document
+from extraction.notes.corpus import read_corpus
+from search.embedder import Embedder
 from search.errors import EmbeddingConfigError
+from search.model_files import model_info, packaged_model_path
 from search.onnx_export import INT8_MIN_COSINE, graph_loader, model_hash, onnx_graph
 from tests.fixtures import REPO
 

@@ -245,7 +245,7 @@ def test_a_search_belongs_to_the_build_it_read_even_when_the_watcher_lags(
     """A search reads its graph build in its own statement. When a rebuild lands
     between the server's idea of the newest build and the search, the answer, its
     cache entry and its cursor belong to the build the search read."""
-    from extraction.pipeline import Rebuilder
+    from extraction.rebuild.pipeline import Rebuilder
     from server.service import Service
     from tests.fixtures.search import write_notes
 

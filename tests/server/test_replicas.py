@@ -15,7 +15,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from extraction.pipeline import Rebuilder
+from extraction.rebuild.pipeline import Rebuilder
 from server.auth import KeyStore
 from sql.database import Database
 from tests.fixtures.cli import run_module

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from extraction.front_matter import parse_front_matter
+from extraction.notes.front_matter import parse_front_matter
 from sql.identifiers import cpe_key, name_keys, purl_key
 from tests.fixtures import REPO
 

@@ -1,0 +1,490 @@
+"""One vendor's graph from its chunks' extraction results and its notes' own
+structure (pure, no database).
+
+Mentions are resolved to entities, one per real thing: every spelling of a
+name (case, punctuation, legal suffix, a short name the gazetteer knows, a
+version after a product's name) is one entity, and its type is decided once,
+from all its evidence: the corpus gazetteer first (a product title is a
+product in every vendor's notes), else the vote of its mentions. Support-phase
+and generic vocabulary, bare versions and section headings the model took for
+names never become entities.
+
+Relationships come from two sources, each with its provenance: the notes'
+structure (``created_by`` makers produce the subject, ``related`` topics are
+related to it, a CPE vendor or a title that names the vendor says who makes it)
+and the prose (dependency patterns, :mod:`extraction.nlp.relations`). A typed
+relationship must fit its types (a person does not produce a place, a product
+is not founded by a product) and reach its type's confidence floor
+(:data:`MIN_CONFIDENCE`); co-occurrence stays a weak MENTIONED_WITH, capped per
+vendor. Every edge keeps the evidence sentence and chunk it came from, and the
+chunks of its other evidence.
+
+The name rules (:mod:`extraction.graph.naming`), the notes' structure
+(:mod:`extraction.graph.note_edges`) and the data (:mod:`extraction.graph.model`) live
+apart; :func:`build_vendor_graph` runs its named passes in order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from extraction.graph.cycles import break_cycles
+from extraction.graph.gazetteer import Gazetteer
+from extraction.graph.model import (
+    GraphEntity,
+    GraphMention,
+    GraphProblem,
+    GraphRelationship,
+    VendorChunkExtraction,
+    VendorGraph,
+)
+from extraction.graph.naming import (
+    Namer,
+    RawEdge,
+    RawMention,
+    is_name,
+    is_release,
+    name_key,
+    settle_names,
+    squashed_name,
+)
+from extraction.graph.note_edges import VENDOR, VendorNote, note_edges, note_mentions
+from extraction.graph.resolve import Resolution, resolve_entities
+from extraction.models import EntityMention
+from extraction.names import guess_vendor_type, has_org_word
+
+#: Bump when the graph built from the same extraction results changes (here, in
+#: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
+#: rebuild then builds every vendor's graph again, without extracting anything.
+GRAPH_VERSION = "13"
+
+#: How sure a single mention makes us that the entity exists, by who found it.
+#: Front matter and seeds come from the notes' own metadata; the model is noisier.
+MENTION_CONFIDENCE = {"front_matter": 0.95, "ruler": 0.9, "compound": 0.8, "list": 0.7, "ner": 0.6}
+MAX_CONFIDENCE = 0.99
+SNIPPET_CHARS = 160
+#: Chunk ids kept per relationship besides its strongest evidence.
+MAX_EVIDENCE_CHUNKS = 20
+#: Co-occurrence edges kept per vendor (the most repeated pairs): a weak signal.
+MAX_COOCCURRENCE = 200
+
+#: What each end of a typed relationship may be.
+END_TYPES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "WORKS_FOR": (frozenset({"PERSON"}), frozenset({"ORG"})),
+    "FOUNDED_BY": (frozenset({"ORG"}), frozenset({"PERSON"})),
+    "LOCATED_IN": (frozenset({"ORG"}), frozenset({"LOCATION"})),
+    "SUBSIDIARY_OF": (frozenset({"ORG"}), frozenset({"ORG"})),
+    "ACQUIRED": (frozenset({"ORG"}), frozenset({"ORG", "PRODUCT"})),
+    "PRODUCES": (frozenset({"ORG", "PERSON"}), frozenset({"PRODUCT"})),
+    "PARTNERS_WITH": (frozenset({"ORG"}), frozenset({"ORG"})),
+    "COMPETES_WITH": (frozenset({"ORG", "PRODUCT"}), frozenset({"ORG", "PRODUCT"})),
+    "BASED_ON": (frozenset({"PRODUCT"}), frozenset({"PRODUCT"})),
+    "RELATED_TO": (frozenset({"PRODUCT", "ORG"}), frozenset({"PRODUCT", "ORG"})),
+}
+#: A typed relationship from prose enters the graph only at this confidence or
+#: more (measured on the labelled vendor folders, see docs/vendor-graph.md);
+#: structural facts carry their own, higher confidence.
+MIN_CONFIDENCE: dict[str, float] = {
+    "WORKS_FOR": 0.4,
+    "FOUNDED_BY": 0.4,
+    "LOCATED_IN": 0.4,
+    "SUBSIDIARY_OF": 0.4,
+    "ACQUIRED": 0.4,
+    "PRODUCES": 0.45,
+    "PARTNERS_WITH": 0.4,
+    "COMPETES_WITH": 0.4,
+    "BASED_ON": 0.4,
+    "RELATED_TO": 0.4,
+}
+_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+
+
+def _noisy_or(confidences: Sequence[float]) -> float:
+    remaining = 1.0
+    for c in confidences:
+        remaining *= 1.0 - c
+    return round(min(MAX_CONFIDENCE, 1.0 - remaining), 4)
+
+
+def _snippet(content: str, start: int, end: int) -> str:
+    if not content:
+        return ""
+    half = max(0, (SNIPPET_CHARS - (end - start)) // 2)
+    lo, hi = max(0, start - half), min(len(content), end + half)
+    text = " ".join(content[lo:hi].split())
+    return ("…" if lo > 0 else "") + text + ("…" if hi < len(content) else "")
+
+
+def _heading_spans(text: str) -> list[tuple[int, int]]:
+    return [(m.start(1), m.end(1)) for m in _HEADING.finditer(text)]
+
+
+def build_vendor_graph(
+    rows: Sequence[VendorChunkExtraction],
+    *,
+    notes: Sequence[VendorNote] = (),
+    gazetteer: Gazetteer | None = None,
+    vendor: str | None = None,
+    vendor_aliases: Sequence[str] = (),
+) -> VendorGraph:
+    """Resolve and aggregate one vendor's extraction results and note facts.
+
+    Named passes, in order: the prose's mentions (:func:`_prose_mentions`) and the
+    notes' own (:func:`note_mentions`, :func:`note_edges`); their names settled and
+    resolved to one entity per real thing; the vendor placed in its own graph
+    (:meth:`_Ends.place_vendor`); every relationship's ends found
+    (:func:`_gather_edges`); the typed relationships that fit their types and
+    confidence floors kept, co-occurrence apart (:func:`_kept_relationships`);
+    circles of BASED_ON broken (:func:`~extraction.graph.cycles.break_cycles`);
+    entities nothing supports left out (:func:`_unsupported`), with the weak
+    co-occurrence edges capped.
+
+    Mentions that start inside a chunk's overlap with its predecessor are
+    skipped (the predecessor already counted them), and so are relations whose
+    both ends lie there.
+    """
+    namer = Namer(gazetteer)
+    prose = [row for row in rows if not _release_table(row)]
+    me = _Vendor.of(vendor, vendor_aliases, gazetteer)
+    clash = me.clashing(notes)
+    raw = _prose_mentions(prose, gazetteer)
+    structural: list[RawEdge] = []
+    for note in notes:
+        raw.extend(note_mentions(note, namer))
+        structural.extend(note_edges(note, namer, me.name, me.type, me.keys, me.squashed))
+    mentions, settled, corpus_keys = settle_names(
+        raw, namer, None if clash else me.name, me.type, me.keys
+    )
+    resolution = resolve_entities(
+        (EntityMention(m.text, m.label, m.start, m.end, m.name, m.source) for m in mentions),
+        # a name the corpus declares is its own entity, never a prefix of a longer one
+        keep=frozenset(corpus_keys),
+        by_canonical=True,
+    )
+    graph = VendorGraph()
+    seen = _Seen.of(mentions, resolution, graph)
+    ends = _Ends(namer, settled, resolution)
+    ends.place_vendor(me, clash, graph)
+    edges = _gather_edges(prose, structural, ends)
+    graph.entities = seen.entities(resolution) + ends.extra
+    if ends.vendor is not None:
+        # the vendor is in its own graph, with the names its folders give it
+        own = graph.entities[ends.vendor]
+        names = {*own.aliases, *(a for a in me.aliases if a and a != own.name)}
+        graph.entities[ends.vendor] = replace(own, aliases=tuple(sorted(names)))
+    typed, cooccurrence = _kept_relationships(edges, [e.type for e in graph.entities])
+    graph.relationships, broken = break_cycles(typed, "BASED_ON")
+    entity_names = [e.name for e in graph.entities]
+    chunk_note = {row.chunk_id: row.path for row in rows}
+    graph.problems.extend(
+        GraphProblem(
+            chunk_note.get(r.evidence_chunk_id, ""),
+            "circular_based_on",
+            f"{entity_names[r.source]} BASED_ON {entity_names[r.target]} closes a circle",
+            "the least supported relationship of the circle was left out",
+        )
+        for r in broken
+    )
+    unsupported = _unsupported(graph, seen, len(resolution.entities), ends.vendor)
+    cooccurrence = [
+        r for r in cooccurrence if r.source not in unsupported and r.target not in unsupported
+    ]
+    cooccurrence.sort(key=lambda r: (-r.metadata["mentions"], -r.confidence, r.source, r.target))
+    graph.relationships.extend(cooccurrence[:MAX_COOCCURRENCE])
+    return graph.without(unsupported) if unsupported else graph
+
+
+@dataclass(frozen=True, slots=True)
+class _Vendor:
+    """The vendor whose graph is built: its name (None for ``_unattributed``), type,
+    and the keys its names and folder aliases match under."""
+
+    name: str | None
+    type: str
+    keys: frozenset[str]
+    squashed: frozenset[str]
+    aliases: tuple[str, ...]
+
+    @classmethod
+    def of(cls, vendor: str | None, aliases: Sequence[str], gazetteer: Gazetteer | None) -> _Vendor:
+        name = vendor if vendor and not vendor.startswith("_") else None
+        kind = "ORG"
+        if name is not None:
+            entry = gazetteer.lookup(name) if gazetteer is not None else None
+            declared = entry.type if entry and entry.type != "PRODUCT" else None
+            kind = declared or guess_vendor_type(name)
+        return cls(
+            name,
+            kind,
+            frozenset(name_key(v) for v in (name, *aliases) if v),
+            frozenset(squashed_name(v) for v in (name, *aliases) if v),
+            tuple(aliases),
+        )
+
+    def clashing(self, notes: Sequence[VendorNote]) -> list[VendorNote]:
+        """Notes about a product named like the vendor (MongoDB by MongoDB Inc.): the
+        vendor and the product are two entities of one name."""
+        return [
+            n
+            for n in notes
+            if n.facts.is_product and n.facts.subject and name_key(n.facts.subject) in self.keys
+        ]
+
+
+def _prose_mentions(
+    rows: Sequence[VendorChunkExtraction], gazetteer: Gazetteer | None
+) -> list[RawMention]:
+    """The names the language side found in the chunks' prose, placed in their
+    chunks; not a heading, a lower-case common noun or a mention of the overlap."""
+    raw: list[RawMention] = []
+    for row in rows:
+        headings = _heading_spans(row.content[row.body_offset :]) if row.content else []
+        for found in row.result.entities:
+            if found.start < row.overlap_chars or not (
+                is_name(found.text) and is_name(found.canonical)
+            ):
+                continue
+            if found.source == "ner" and any(
+                s <= found.start and found.end <= e and found.end - found.start >= e - s - 2
+                for s, e in headings
+            ):
+                continue  # a whole section heading the model read as a name
+            if found.text.islower() and (gazetteer is None or gazetteer.lookup(found.text) is None):
+                continue  # names are capitalised; a lower-case word is a common noun
+            raw.append(
+                RawMention(
+                    row.chunk_id,
+                    row.body_offset + found.start,
+                    row.body_offset + found.end,
+                    found.text,
+                    found.canonical,
+                    found.label,
+                    found.source,
+                    row.content,
+                    row.body_offset,
+                )
+            )
+    return raw
+
+
+@dataclass(slots=True)
+class _Seen:
+    """What the resolved mentions say of each entity: how sure each mention makes
+    us, its first mention (for the snippet) and who found it."""
+
+    mentions: list[RawMention]
+    mention_entity: list[int]
+    confidences: list[list[float]]
+    first_seen: list[RawMention | None]
+
+    @classmethod
+    def of(cls, mentions: list[RawMention], resolution: Resolution, graph: VendorGraph) -> _Seen:
+        """Tallied, with each mention placed once in ``graph.mentions``."""
+        n = len(resolution.entities)
+        seen = cls(mentions, list(resolution.mention_entity), [[] for _ in range(n)], [None] * n)
+        placed: set[tuple[int, int, int]] = set()
+        for m, entity_index in zip(mentions, resolution.mention_entity, strict=True):
+            seen.confidences[entity_index].append(MENTION_CONFIDENCE.get(m.source, 0.6))
+            # the snippet's mention: the first one in the text (front matter has no span)
+            shown = seen.first_seen[entity_index]
+            if shown is None or (shown.start == shown.end and m.start < m.end):
+                seen.first_seen[entity_index] = m
+            if (entity_index, m.chunk_id, m.start) in placed:
+                continue
+            placed.add((entity_index, m.chunk_id, m.start))
+            graph.mentions.append(GraphMention(entity_index, m.chunk_id, m.start, m.end, m.text))
+        return seen
+
+    def entities(self, resolution: Resolution) -> list[GraphEntity]:
+        """The resolved entities, with their confidence, aliases and snippet."""
+        out = []
+        for i, e in enumerate(resolution.entities):
+            first = self.first_seen[i]
+            out.append(
+                GraphEntity(
+                    name=e.canonical,
+                    normalized_name=e.key,
+                    type=e.type,
+                    aliases=tuple(
+                        sorted(a for a in set(e.aliases) if a != e.canonical and not is_release(a))
+                    ),
+                    confidence=_noisy_or(self.confidences[i]),
+                    mention_count=len(self.confidences[i]),
+                    snippet=_snippet(first.content, first.start, first.end) if first else "",
+                )
+            )
+        return out
+
+    def sources(self, count: int) -> list[set[str]]:
+        """Who found each of the first ``count`` entities (``ner``, ``ruler``, ...)."""
+        out: list[set[str]] = [set() for _ in range(count)]
+        for m, entity_index in zip(self.mentions, self.mention_entity, strict=True):
+            out[entity_index].add(m.source)
+        return out
+
+
+class _Ends:
+    """The entity a relationship's end names: a resolved entity, the vendor, or an
+    end no mention names (a resolved pronoun, the vendor), kept with its evidence
+    the relationship's own (:attr:`extra`)."""
+
+    def __init__(self, namer: Namer, settled: dict[str, tuple[str, str]], resolution: Resolution):
+        self.namer = namer
+        self.settled = settled
+        self.resolution = resolution
+        self.by_key: dict[str, int] = {}
+        for (_, key), index in resolution.by_key.items():
+            self.by_key.setdefault(key, index)
+        self.extra: list[GraphEntity] = []
+        self._extra_index: dict[str, int] = {}
+        self.vendor: int | None = None
+
+    def __call__(self, name: str, label: str) -> int | None:
+        if name == VENDOR:
+            return self.vendor
+        name, label, _ = self.namer.canonical(name, label)
+        name, label = self.settled.get(name_key(name), (name, label))
+        key = name_key(name)
+        found = self.by_key.get(key)
+        if found is not None:
+            return found
+        if not is_name(name) or name.islower():
+            return None
+        if label == "PERSON" and has_org_word(name):
+            return None  # a guessed end ("Container Platform" of "OpenShift ...") is nobody
+        if key not in self._extra_index:
+            self._extra_index[key] = self._add(GraphEntity(name, key, label, (), 0.5, 0, ""))
+        return self._extra_index[key]
+
+    def _add(self, entity: GraphEntity) -> int:
+        self.extra.append(entity)
+        return len(self.resolution.entities) + len(self.extra) - 1
+
+    def place_vendor(self, me: _Vendor, clash: list[VendorNote], graph: VendorGraph) -> None:
+        """Find or add the vendor's own entity (:attr:`vendor`); a product named like
+        it stays a second entity, with a problem saying so."""
+        if me.name is None:
+            return
+        if not clash:
+            self.vendor = self(me.name, me.type)
+            return
+        self.vendor = self.resolution.by_key.get((me.type, name_key(me.name)))
+        if self.vendor is None:
+            self.vendor = self._add(
+                GraphEntity(me.name, name_key(me.name), me.type, (), 0.5, 0, "")
+            )
+        graph.problems.extend(
+            GraphProblem(
+                n.path,
+                "subject_is_vendor",
+                f"the note's product {n.facts.subject!r} is named like its vendor",
+                f"kept as two entities: the {me.type} and the PRODUCT it produces",
+            )
+            for n in clash
+        )
+
+
+def _gather_edges(
+    rows: Sequence[VendorChunkExtraction], structural: Sequence[RawEdge], ends: _Ends
+) -> dict[tuple[int, int, str], list[RawEdge]]:
+    """Every piece of evidence of every relationship, by (source, target, type):
+    the prose's relations (not both ends in the overlap), then the notes' own."""
+    edges: dict[tuple[int, int, str], list[RawEdge]] = {}
+    for row in rows:
+        for r in row.result.relations:
+            if r.source_span[0] < row.overlap_chars and r.target_span[0] < row.overlap_chars:
+                continue
+            edge = RawEdge(
+                r.source,
+                r.source_label,
+                r.target,
+                r.target_label,
+                r.type,
+                r.confidence,
+                row.chunk_id,
+                r.sentence,
+                r.method,
+            )
+            _add_edge(edges, edge, ends)
+    for edge in structural:
+        _add_edge(edges, edge, ends)
+    return edges
+
+
+def _kept_relationships(
+    edges: dict[tuple[int, int, str], list[RawEdge]], types: Sequence[str]
+) -> tuple[list[GraphRelationship], list[GraphRelationship]]:
+    """The typed relationships whose ends fit their type and whose strongest
+    evidence reaches its floor, and the co-occurrence edges, each with its evidence."""
+    typed: list[GraphRelationship] = []
+    cooccurrence: list[GraphRelationship] = []
+    for (s, t, rel_type), evidence in sorted(edges.items()):
+        allowed = END_TYPES.get(rel_type)
+        if allowed is not None and not (types[s] in allowed[0] and types[t] in allowed[1]):
+            continue
+        best = max(evidence, key=lambda ev: (ev.confidence, -ev.chunk_id))
+        if allowed is not None and best.confidence < MIN_CONFIDENCE.get(rel_type, 0.0):
+            continue
+        rel = GraphRelationship(
+            source=s,
+            target=t,
+            type=rel_type,
+            # The strongest single piece of evidence, not a sum: repeated weak
+            # co-occurrence must not turn into a confident fact.
+            confidence=round(best.confidence, 4),
+            evidence_chunk_id=best.chunk_id,
+            evidence_sentence=best.sentence[:2000],
+            metadata={
+                "mentions": len(evidence),
+                "methods": dict(Counter(ev.method for ev in evidence)),
+                "chunks": sorted({ev.chunk_id for ev in evidence})[:MAX_EVIDENCE_CHUNKS],
+            },
+        )
+        (cooccurrence if allowed is None else typed).append(rel)
+    return typed, cooccurrence
+
+
+def _unsupported(graph: VendorGraph, seen: _Seen, resolved: int, vendor: int | None) -> set[int]:
+    """Entities to leave out: a name the small model guessed once, that nothing else
+    supports, is more often a capitalised phrase than an organisation, person, place
+    or event."""
+    supported = {r.source for r in graph.relationships} | {r.target for r in graph.relationships}
+    sources = seen.sources(resolved)
+    return {
+        i
+        for i, e in enumerate(graph.entities)
+        if i < resolved
+        and e.type != "PRODUCT"
+        and e.mention_count == 1
+        and sources[i] == {"ner"}
+        and i not in supported
+        and i != vendor
+        and not has_org_word(e.name)
+        # a person's name in full ("Hank Scorpio") is the model's safest guess
+        and not (e.type == "PERSON" and guess_vendor_type(e.name) == "PERSON")
+    }
+
+
+def _release_table(row: VendorChunkExtraction) -> bool:
+    """A chunk of the "Releases" section the corpus reader renders from front matter."""
+    header = row.content[: max(0, row.body_offset - 2)]
+    return header == "Releases" or header.endswith(" > Releases")
+
+
+def _add_edge(
+    edges: dict[tuple[int, int, str], list[RawEdge]],
+    edge: RawEdge,
+    entity_for: Callable[[str, str], int | None],
+) -> None:
+    if not ((edge.source == VENDOR or is_name(edge.source)) and is_name(edge.target)):
+        return
+    s = entity_for(edge.source, edge.source_label)
+    t = entity_for(edge.target, edge.target_label)
+    if s is None or t is None or s == t:
+        return
+    if edge.type in ("RELATED_TO", "PARTNERS_WITH", "COMPETES_WITH", "MENTIONED_WITH") and s > t:
+        s, t = t, s  # symmetric: one edge per pair
+    edges.setdefault((s, t, edge.type), []).append(edge)

@@ -1,0 +1,259 @@
+"""The corpus's own names: every product, maker and vendor the notes declare.
+
+Built from every note's :class:`~extraction.notes.structure.NoteFacts` and the vendor
+names, it says what a name is (a product title is a PRODUCT wherever it
+appears, a ``created_by`` maker a PERSON or an ORG) and where the notes name
+it. The rebuild seeds spaCy with the names found in each chunk
+(:meth:`Gazetteer.find`), so "Firefox" is a product in every vendor's notes, and
+the graph builder resolves slugs (``related: react``, ``[MySQL](/mysql)``) and
+short names ("Terraform" for "Hashicorp Terraform") through it.
+
+Evidence for a type, strongest first: a note's subject (PRODUCT when the note
+is about a product), a ``created_by`` maker (PERSON or ORG), a vendor folder's
+name (a filing decision, so the weakest). A name with several kinds of evidence
+takes the type most notes give it, ties going to the stronger kind ("Android"
+is the subject of a note and the maker of another: a product).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from extraction.names import display_form, guess_vendor_type, normalize_name
+from extraction.notes.structure import NoteFacts
+
+#: Evidence ranks: a subject outranks a maker, which outranks a folder name.
+SUBJECT, MAKER, FOLDER = 3, 2, 1
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+#: Plain capitalised words ("Puppet", "Vault") are names only mid-sentence: at
+#: the start of one they are as likely the common word.
+_PLAIN_WORD = re.compile(r"[A-Z][a-z]+")
+_COMPOUND = re.compile(r"-(?:based|compatible|like|powered|specific|only|native)\b")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n\s*(?:[-*+]\s+|#+\s+)?)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    name: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    start: int
+    end: int
+    surface: str
+    entry: Entry
+
+
+def _key(name: str) -> str:
+    return normalize_name(name) or name.strip().casefold()
+
+
+def _initials(words: list[str]) -> str:
+    return "".join(w[0] for w in words if w[:1].isalnum()).lower()
+
+
+def short_names(subject: str, owners: Iterable[str], slugs: Iterable[str]) -> list[str]:
+    """Shorter names a product subject goes by, when its own slugs confirm them.
+
+    The subject without an owner's name in front ("Hashicorp Terraform" is
+    "Terraform" when the note's permalink is ``/terraform``), and an acronym of
+    its words that is one of its slugs ("RHEL" for ``/rhel``).
+
+    >>> short_names("Hashicorp Terraform", ["HashiCorp"], ["terraform"])
+    ['Terraform']
+    >>> short_names("Red Hat Enterprise Linux", ["Red Hat"], ["rhel", "redhat"])
+    ['RHEL']
+    >>> short_names("IBM AIX", ["IBM"], ["ibm-aix"])
+    []
+    """
+    slug_set = {s.lower() for s in slugs}
+    out: list[str] = []
+    words = subject.split()
+    for owner in owners:
+        owner_words = owner.split()
+        n = len(owner_words)
+        if len(words) > n and normalize_name(" ".join(words[:n])) == normalize_name(owner):
+            rest = " ".join(words[n:])
+            if re.sub(r"[^a-z0-9]+", "-", rest.lower()).strip("-") in slug_set:
+                out.append(rest)
+    acronym = _initials(words)
+    if len(words) >= 3 and acronym in slug_set:
+        out.append(acronym.upper())
+    return list(dict.fromkeys(out))
+
+
+class Gazetteer:
+    """Names of the corpus, their types, and where a text mentions them."""
+
+    def __init__(
+        self,
+        entries: dict[str, Entry],
+        surfaces: dict[str, Entry],
+        slugs: dict[str, str],
+        searchable: set[str] | None = None,
+    ) -> None:
+        self._entries = entries
+        self._surfaces = surfaces
+        self._slugs = slugs
+        # surface token sequences by first token, longest first
+        self._starts: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+        for surface in surfaces if searchable is None else searchable:
+            tokens = tuple(_TOKEN.findall(surface))
+            if tokens:
+                self._starts.setdefault(tokens[0], []).append((tokens, surface))
+        for options in self._starts.values():
+            options.sort(key=lambda o: -len(o[0]))
+
+    @classmethod
+    def build(cls, notes: Iterable[tuple[str, NoteFacts]], vendors: Iterable[str]) -> Gazetteer:
+        """From ``(vendor display name, facts)`` per note and every vendor's name.
+
+        The result depends on the notes and names only, never on their order:
+        several folders of one vendor are shown as the one with most notes.
+        """
+        notes = sorted(notes, key=lambda n: (n[0], n[1].subject or "", n[1].slugs))
+        folders = Counter(v for v, _ in notes)
+        vendor_names: dict[str, str] = {}
+        for v in sorted(set(vendors), key=lambda v: (-folders[v], -len(v), v)):
+            if _key(v) and not v.startswith("_"):
+                vendor_names.setdefault(_key(v), display_form(v))
+        votes: dict[str, Counter[tuple[str, int]]] = {}
+        shown: dict[str, Counter[str]] = {}
+        slugs: dict[str, str] = {}
+
+        def vote(name: str, type_: str, rank: int) -> str:
+            key = _key(name)
+            # a maker written in lower case ("github") is the vendor of that name
+            display = vendor_names.get(key, name) if name.islower() else name
+            votes.setdefault(key, Counter())[(type_, rank)] += 1
+            shown.setdefault(key, Counter())[display] += 1
+            return key
+
+        for display in vendor_names.values():
+            vote(display, guess_vendor_type(display), FOLDER)
+        for _, facts in notes:
+            for maker in facts.makers:
+                vote(maker.name, maker.type, MAKER)
+            if facts.subject and facts.is_product:
+                vote(facts.subject, "PRODUCT", SUBJECT)
+                for slug in facts.slugs:
+                    slugs.setdefault(slug, facts.subject)
+        entries: dict[str, Entry] = {}
+        for key, counter in votes.items():
+            by_type: Counter[str] = Counter()
+            best_rank: dict[str, int] = {}
+            for (type_, rank), n in counter.items():
+                by_type[type_] += n if rank > FOLDER else 0
+                best_rank[type_] = max(best_rank.get(type_, 0), rank)
+            if not any(by_type.values()):  # a folder name only
+                by_type = Counter({t: 1 for t in best_rank})
+            type_ = max(by_type, key=lambda t: (by_type[t], best_rank[t], t))
+            names = shown[key]
+            entries[key] = Entry(max(names, key=lambda n: (names[n], n)), type_)
+        surfaces: dict[str, Entry] = {}
+        for entry in entries.values():
+            surfaces.setdefault(entry.name, entry)
+        # a name in lower case ("pass", "the team") is a common word far more
+        # often than the tool or group of that name: looked up, never searched for
+        searchable = {s for s in surfaces if not s.islower()}
+        owners = [e.name for e in entries.values() if e.type in ("ORG", "PERSON")]
+        for vendor, facts in notes:
+            if not (facts.subject and facts.is_product):
+                continue
+            product = entries.get(_key(facts.subject))
+            if product is None or product.type != "PRODUCT":
+                continue
+            candidates = [vendor, *(m.name for m in facts.makers)]
+            candidates += [o for o in owners if facts.subject.startswith(o + " ")]
+            for short in short_names(facts.subject, candidates, facts.slugs):
+                if _key(short) not in entries:
+                    surfaces.setdefault(short, product)
+        return cls(entries, surfaces, slugs, searchable)
+
+    def lookup(self, name: str) -> Entry | None:
+        """The entry a name is (by normalised name, or as a known short name)."""
+        found = self._entries.get(_key(name))
+        if found is None:
+            found = self._surfaces.get(" ".join(name.split()))
+        return found
+
+    def product_for_slug(self, slug: str) -> str | None:
+        return self._slugs.get(slug.strip("/").lower())
+
+    def surface_types(self) -> dict[str, str]:
+        """Every surface form and the type it seeds (what a change is measured on)."""
+        return {s: e.type for s, e in self._surfaces.items()}
+
+    def state(self) -> dict[str, dict[str, str]]:
+        """What a later rebuild compares with to find the notes a change touches."""
+        return {"surfaces": self.surface_types(), "slugs": dict(self._slugs)}
+
+    def aliases_of(self, entry: Entry) -> list[str]:
+        return [s for s, e in self._surfaces.items() if e == entry and s != entry.name]
+
+    def digest(self) -> str:
+        text = "\n".join(f"{s}\t{t}" for s, t in sorted(self.surface_types().items()))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def find(self, text: str) -> list[Hit]:
+        """Where ``text`` names a gazetteer entry: whole tokens, case as written,
+        longest first, no overlaps; a plain capitalised word that starts a
+        sentence or a list item is skipped (it may be the common word)."""
+        hits: list[Hit] = []
+        tokens = [(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        i = 0
+        while i < len(tokens):
+            options = self._starts.get(tokens[i][0])
+            matched = None
+            if options:
+                for seq, surface in options:
+                    n = len(seq)
+                    if i + n > len(tokens):
+                        continue
+                    if all(tokens[i + k][0] == seq[k] for k in range(n)) and self._joined(
+                        text, tokens, i, n, surface
+                    ):
+                        matched = (n, surface)
+                        break
+            if matched is None:
+                i += 1
+                continue
+            n, surface = matched
+            start, end = tokens[i][1], tokens[i + n - 1][2]
+            if self._bounded(text, start, end) and not (
+                n == 1
+                and _PLAIN_WORD.fullmatch(surface)
+                and _SENTENCE_START.search(text[max(0, start - 40) : start])
+            ):
+                hits.append(Hit(start, end, surface, self._surfaces[surface]))
+                i += n
+            else:
+                i += 1
+        return hits
+
+    @staticmethod
+    def _joined(
+        text: str, tokens: list[tuple[str, int, int]], i: int, n: int, surface: str
+    ) -> bool:
+        """The tokens are spaced in the text as in the surface ("Node.js", not "Node . js")."""
+        return text[tokens[i][1] : tokens[i + n - 1][2]].split() == surface.split() or (
+            " ".join(text[tokens[i][1] : tokens[i + n - 1][2]].split()) == surface
+        )
+
+    @staticmethod
+    def _bounded(text: str, start: int, end: int) -> bool:
+        """Not part of a longer word or name ("C" of "C++", "Node" of "Node.js")."""
+        before = text[start - 1] if start > 0 else " "
+        after = text[end] if end < len(text) else " "
+        after2 = text[end + 1] if end + 1 < len(text) else " "
+        if before.isalnum() or before in "_.-/@#&" or after.isalnum() or after in "_+#@&":
+            return False
+        if after == "-" and _COMPOUND.match(text, end):
+            return True  # "Unix-based", "POWER-compatible"
+        return not (after in ".-/" and after2.isalnum())

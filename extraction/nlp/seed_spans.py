@@ -1,0 +1,134 @@
+"""Entity spans grown from the names the notes declare (the seeds).
+
+The corpus gazetteer and a note's front matter seed each chunk's extraction
+with names (:class:`~extraction.models.ExtractionContext`); the small model
+misses what those names imply. Two readings lean on them, each with its own
+span source: a seed that modifies the capitalised words after it makes one
+product with them (``compound``: "the GitHub CLI"), and a name listed with a
+declared product is a product (``list``: "DOS, OS/2 and Microsoft Windows").
+Spans in, spans out, like :mod:`extraction.nlp.spans`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spacy.tokens import Doc, Span
+
+from extraction.lexicon import is_version_like, is_vocabulary
+from extraction.names import has_org_word
+
+#: Capitalised words a product's name does not run on with (headings such as "PHP
+#: Release Cycle", "Firebase Alternative"), besides support-phase vocabulary.
+_NOT_NAME_TAIL = frozenset(
+    """
+    cycle cycles policy policies date dates end alternative alternatives schedule notes
+    history overview guide status table calendar matrix timeline roadmap faq ecosystem
+    """.split()  # noqa: SIM905
+)
+#: Vocabulary words that do continue a product's name ("Bamboo Server", "Ubuntu Pro").
+_NAME_TAIL_WORDS = frozenset(["server", "pro", "cloud", "enterprise", "core", "desktop", "beta"])
+
+
+def _ends_a_name(word: str) -> bool:
+    """A plain capitalised word after a declared name that is not part of it."""
+    return word in _NOT_NAME_TAIL or (is_vocabulary(word) and word not in _NAME_TAIL_WORDS)
+
+
+def _listed_name(t: Any) -> bool:
+    """A list item that reads as a name: a proper noun, or a shape no common word has
+    ("macOS", "OS/2", "C++/CLI", "IMAPS"); never a single letter or a sentence's first word."""
+    text = t.text
+    if len(text) < 2 or t.is_sent_start or not any(c.isupper() for c in text):
+        return False
+    shaped = text.isupper() or any(c.isupper() or not c.isalpha() for c in text[1:])
+    return shaped or t.pos_ == "PROPN"
+
+
+def names_after_seeds(doc: Doc, spans: list[Span]) -> list[Span]:
+    """A declared name that modifies the capitalised words after it makes one product
+    with them ("the Java Class Library", "the GitHub CLI", "the GitHub REST API v3"):
+    the seed is a compound of the words that follow, which are capitalised or
+    acronyms up to a version or the end of the noun. Source ``compound``; names with
+    an organisation word ("Kotlin Foundation") are left as they are."""
+    seeds = [s for s in spans if s.kb_id_ == "ruler" and s.label_ in ("ORG", "PRODUCT")]
+    if not seeds:
+        return spans
+    owner = {i: k for k, s in enumerate(spans) for i in range(s.start, s.end)}
+    out = list(spans)
+    gone: set[int] = set()
+    for seed in seeds:
+        k_seed = owner[seed.start]
+        if k_seed in gone or seed.root.dep_ != "compound" or seed.root.head.i < seed.end:
+            continue
+        end = seed.end
+        while end < len(doc):
+            t = doc[end]
+            k = owner.get(end)
+            if (
+                not (t.text[:1].isupper() and any(c.isalpha() for c in t.text))
+                or is_version_like(t.text)
+                or (k is None and _ends_a_name(t.lower_))
+            ):
+                break
+            if k is not None and spans[k].start != end:
+                break
+            end = spans[k].end if k is not None else end + 1
+        if end == seed.end or not (seed.end <= seed.root.head.i <= end):
+            continue
+        last = doc[end - 1]
+        if last.dep_ == "compound" and last.head.i >= end:
+            continue  # "PHP HTTP client": the words modify a common noun, no name ends here
+        inside = {owner[i] for i in range(seed.end, end) if i in owner}
+        while end - 1 > seed.end and is_version_like(doc[end - 1].text):
+            end -= 1  # "GitHub GraphQL API v4" is the GitHub GraphQL API
+        combined = Span(doc, seed.start, end, label="PRODUCT", kb_id="compound")
+        if has_org_word(combined.text) or is_vocabulary(combined.text):
+            continue
+        gone |= inside | {k_seed}
+        out.append(combined)
+    out = [s for k, s in enumerate(out) if k not in gone]
+    out.sort(key=lambda s: s.start)
+    return out
+
+
+def list_mates(doc: Doc, spans: list[Span]) -> list[Span]:
+    """Names listed with a product the notes declare are products ("a script file in
+    DOS, OS/2 and Microsoft Windows", "an editor for Windows, macOS, and Linux"): a
+    capitalised conjunct of a seeded PRODUCT that the model left untagged, or tagged
+    as something else, becomes a PRODUCT (source ``list``)."""
+    seeded = [s for s in spans if s.label_ == "PRODUCT" and s.kb_id_ == "ruler"]
+    if not seeded:
+        return spans
+    owner = {i: k for k, s in enumerate(spans) for i in range(s.start, s.end)}
+    out = list(spans)
+    added: set[int] = set()
+    for seed in seeded:
+        for t in seed.root.conjuncts:
+            if t.i in added or not _listed_name(t):
+                continue
+            k = owner.get(t.i)
+            if k is not None:
+                span = spans[k]
+                if (
+                    span.kb_id_ == "ner"
+                    and span.label_ != "PRODUCT"
+                    and span.root.i == t.i
+                    and not any(x.is_punct or x.dep_ in ("cc", "det") for x in span)
+                ):
+                    out[k] = Span(doc, span.start, span.end, label="PRODUCT", kb_id="list")
+                    added.add(t.i)
+                continue
+            start = t.i
+            while (
+                start > 0
+                and start - 1 not in owner
+                and doc[start - 1].dep_ == "compound"
+                and doc[start - 1].head.i == t.i
+                and doc[start - 1].text[:1].isupper()
+            ):
+                start -= 1
+            out.append(Span(doc, start, t.i + 1, label="PRODUCT", kb_id="list"))
+            added.add(t.i)
+    out.sort(key=lambda s: s.start)
+    return out

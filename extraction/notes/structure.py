@@ -1,0 +1,274 @@
+"""What a note's own structure says, before any language model reads it.
+
+Front matter names the note's subject (``title`` on endoflife.date pages,
+``display_name`` on topic pages), its makers (``created_by``), related topics
+(``related``), the slugs it is known by (``permalink``, ``alternate_urls``,
+``topic``, ``aliases``) and its maker's CPE vendor (``identifiers``); the body
+links to other notes (``[MySQL](/mysql)``, ``https://endoflife.date/mysql``).
+:func:`note_facts` turns them into :class:`NoteFacts`, stored with the
+document (``documents.facts``) so that a rebuild can build the corpus-wide
+gazetteer (:mod:`extraction.graph.gazetteer`) without reading every file again.
+
+Odd shapes (a list where a string is expected, a ``created_by`` of hundreds of
+characters, a subject equal to nothing) never raise: the field is skipped or
+cut and the reason lands in :attr:`NoteFacts.problems`, which the rebuild
+reports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from extraction.lexicon import is_vocabulary
+from extraction.names import guess_vendor_type, normalize_name
+from extraction.notes.document import SourceDocument
+
+#: Longest maker name or subject kept: anything longer is prose, not a name.
+MAX_FACT_NAME = 100
+#: At most this many makers, related topics and links per note.
+MAX_ITEMS = 40
+
+_SPLIT_MAKERS = re.compile(r"\s*(?:,\s*and\s+|,\s*&\s*|,|;|\s+and\s+)\s*")
+_PARENS = re.compile(r"\s*\([^)]*\)")
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9._+-]*$")
+_NOTE_LINK = re.compile(r"\[([^\]\n]{1,200})\]\(\s*/([A-Za-z0-9][A-Za-z0-9._+-]*)/?\s*\)")
+_EOL_URL = re.compile(r"https?://endoflife\.date/([A-Za-z0-9][A-Za-z0-9._+-]*)")
+_EOL_LINK = re.compile(
+    r"\[([^\]\n]{1,200})\]\(\s*https?://endoflife\.date/([A-Za-z0-9][A-Za-z0-9._+-]*)/?\s*\)"
+)
+# words that keep a multi-word subject a name even when written in lower case
+_NAME_GLUE = frozenset({"of", "for", "and", "the", "on", "in", "de", "to", "with", "by", "as"})
+
+
+@dataclass(frozen=True, slots=True)
+class Maker:
+    name: str
+    type: str
+    """``PERSON`` or ``ORG``."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoteLink:
+    text: str
+    """The link text as the note shows it."""
+    slug: str
+    """The note it points to (``mysql`` for ``/mysql``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoteFacts:
+    subject: str | None = None
+    """The note's subject as its front matter names it."""
+    field: str = ""
+    """The front-matter field the subject came from."""
+    is_product: bool = False
+    """The subject is a named product (not a concept such as "Climate change")."""
+    slugs: tuple[str, ...] = ()
+    """Slugs the subject is known by: permalink, alternate URLs, topic, aliases."""
+    makers: tuple[Maker, ...] = ()
+    related: tuple[str, ...] = ()
+    links: tuple[NoteLink, ...] = ()
+    cpe_vendors: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "field": self.field,
+            "is_product": self.is_product,
+            "slugs": list(self.slugs),
+            "makers": [[m.name, m.type] for m in self.makers],
+            "related": list(self.related),
+            "links": [[link.text, link.slug] for link in self.links],
+            "cpe_vendors": list(self.cpe_vendors),
+            "tags": list(self.tags),
+            "problems": list(self.problems),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> NoteFacts:
+        """Stored facts; anything unreadable (an older or damaged row) reads as none."""
+        if not isinstance(data, dict):
+            return cls()
+        try:
+            return cls(
+                subject=data.get("subject") or None,
+                field=str(data.get("field") or ""),
+                is_product=bool(data.get("is_product")),
+                slugs=tuple(str(s) for s in data.get("slugs", ())),
+                makers=tuple(Maker(str(n), str(t)) for n, t in data.get("makers", ())),
+                related=tuple(str(s) for s in data.get("related", ())),
+                links=tuple(NoteLink(str(t), str(s)) for t, s in data.get("links", ())),
+                cpe_vendors=tuple(str(v) for v in data.get("cpe_vendors", ())),
+                tags=tuple(str(t) for t in data.get("tags", ())),
+                problems=tuple(str(p) for p in data.get("problems", ())),
+            )
+        except (TypeError, ValueError):
+            return cls()
+
+
+def split_makers(text: str) -> list[str]:
+    """The names in a ``created_by`` value.
+
+    >>> split_makers("Dan Abramov and Andrew Clark")
+    ['Dan Abramov', 'Andrew Clark']
+    >>> split_makers("Kent Beck, Ward Cunningham, and Dave Thomas")
+    ['Kent Beck', 'Ward Cunningham', 'Dave Thomas']
+    >>> split_makers("Brendan Eich (Netscape) et al.")
+    ['Brendan Eich']
+    >>> split_makers("Johnson & Johnson")
+    ['Johnson & Johnson']
+    """
+    cleaned = _PARENS.sub("", text)
+    cleaned = re.sub(r"\s+et al\.?\s*$", "", cleaned.strip(), flags=re.IGNORECASE)
+    parts = [p.strip(" .\t") for p in _SPLIT_MAKERS.split(cleaned)]
+    return [p for p in parts if p]
+
+
+def _words(value: Any) -> list[str]:
+    """A comma- or space-separated string, or a list of strings, as items."""
+    if isinstance(value, str):
+        return [w for w in re.split(r"[,\s]+", value) if w]
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if _scalar(v) and str(v).strip()]
+    return []
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def _slug(value: str) -> str | None:
+    slug = value.strip().strip("/").lower()
+    return slug if slug and len(slug) <= 100 and _SLUG.match(slug) else None
+
+
+def _text(meta: dict[str, Any], key: str, problems: list[str]) -> str | None:
+    value = meta.get(key)
+    if value is None or value == "":
+        return None
+    if isinstance(value, list):
+        first = next((v for v in value if _scalar(v) and str(v).strip()), None)
+        problems.append(f"{key}: a list where a name is expected; the first item is used")
+        value = first
+    if not _scalar(value):
+        problems.append(f"{key}: not a name ({type(value).__name__}); ignored")
+        return None
+    text = " ".join(str(value).split())
+    if len(text) > MAX_FACT_NAME:
+        problems.append(f"{key}: {len(text)} characters, too long for a name; ignored")
+        return None
+    return text or None
+
+
+def _subject_is_product(meta: dict[str, Any], subject: str) -> bool:
+    """endoflife.date pages are products; a topic page is a product when someone
+    made it and it reads as a name: "Climate change", "Test-driven development"
+    (lower-case words after the first) or a page curated under github.com/topics
+    are subjects, not products."""
+    if meta.get("document_type") == "end-of-life":
+        return True
+    github = str(meta.get("github_url") or "")
+    if "github.com/topics/" in github or is_vocabulary(subject):
+        return False
+    if not meta.get("created_by") and not github:
+        return False
+    words = re.sub(r"\([^)]*\)", "", subject).split()
+    # sentence case after a plain first word is a phrase of the language
+    # ("Climate change"); after a name it is still a name ("GitHub CLI extension")
+    return not (
+        bool(words)
+        and re.fullmatch(r"[A-Z][a-z-]*", words[0]) is not None
+        and any(
+            w[:1].islower() and w.replace("-", "").isalpha() and w not in _NAME_GLUE
+            for w in words[1:]
+        )
+    )
+
+
+def _cpe_vendor(value: str) -> str | None:
+    parts = value.split(":")
+    if value.startswith("cpe:2.3:") and len(parts) > 3:
+        vendor = parts[3]
+    elif value.startswith("cpe:/") and len(parts) > 2:
+        vendor = parts[2]
+    else:
+        return None
+    vendor = vendor.strip().lower()
+    return vendor if vendor and vendor not in ("*", "-") and len(vendor) <= 100 else None
+
+
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(i for i in items if i))[:MAX_ITEMS]
+
+
+def note_facts(doc: SourceDocument) -> NoteFacts:
+    """The facts of one note's front matter and links (pure, never raises)."""
+    meta = doc.metadata
+    problems: list[str] = []
+    subject, field = None, ""
+    for key in ("title", "display_name"):
+        subject = _text(meta, key, problems)
+        if subject:
+            field = key
+            break
+    makers: list[Maker] = []
+    raw = meta.get("created_by")
+    names: list[str] = []
+    if isinstance(raw, str):
+        names = split_makers(raw)
+    elif isinstance(raw, list):
+        problems.append("created_by: a list; each item is read as one maker")
+        names = [n for item in raw if isinstance(item, str) for n in split_makers(item)]
+    elif raw not in (None, ""):
+        problems.append(f"created_by: not text ({type(raw).__name__}); ignored")
+    for name in names:
+        if len(name) > MAX_FACT_NAME or "\n" in name:
+            problems.append(f"created_by: a part of {len(name)} characters is not a name; ignored")
+            continue
+        if normalize_name(name) and len(makers) < MAX_ITEMS:
+            makers.append(Maker(name, guess_vendor_type(name)))
+    slugs: list[str] = []
+    for key in ("permalink", "topic"):
+        value = meta.get(key)
+        if isinstance(value, str) and (slug := _slug(value)):
+            slugs.append(slug)
+    for key in ("alternate_urls", "aliases"):
+        slugs += [s for w in _words(meta.get(key)) if (s := _slug(w))]
+    related = [s for w in _words(meta.get("related")) if (s := _slug(w))]
+    cpe: list[str] = []
+    identifiers = meta.get("identifiers")
+    if isinstance(identifiers, list):
+        for item in identifiers:
+            if isinstance(item, dict) and isinstance(item.get("cpe"), str):
+                vendor = _cpe_vendor(item["cpe"])
+                if vendor:
+                    cpe.append(vendor)
+    links = [
+        NoteLink(" ".join(m.group(1).split()), m.group(2).lower())
+        for pattern in (_NOTE_LINK, _EOL_LINK)
+        for m in pattern.finditer(doc.body)
+    ]
+    links += [NoteLink("", m.group(1).lower()) for m in _EOL_URL.finditer(doc.body)]
+    seen: set[tuple[str, str]] = set()
+    unique_links: list[NoteLink] = []
+    for link in links:
+        if (link.text, link.slug) not in seen and len(unique_links) < MAX_ITEMS:
+            seen.add((link.text, link.slug))
+            unique_links.append(link)
+    return NoteFacts(
+        subject=subject,
+        field=field,
+        is_product=bool(subject) and _subject_is_product(meta, subject or ""),
+        slugs=_unique(slugs),
+        makers=tuple(makers),
+        related=_unique(related),
+        links=tuple(unique_links),
+        cpe_vendors=_unique(cpe),
+        tags=_unique(t.lower() for t in _words(meta.get("tags")) if len(t) <= 100),
+        problems=tuple(problems),
+    )

@@ -1,0 +1,105 @@
+"""A note made ready for the work queue: its chunks, each chunk's extraction
+seeds and the keys of the work caches (content hash, extraction key)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import orjson
+
+from extraction.graph.gazetteer import Gazetteer
+from extraction.models import ExtractionContext
+from extraction.names import guess_vendor_type
+from extraction.notes.chunking import chunk_document
+from extraction.notes.document import Chunk, SourceDocument
+from extraction.notes.structure import NoteFacts, note_facts
+from extraction.notes.tokens import TokenCounter
+from extraction.settings import ExtractionSettings
+
+#: Bump when extraction output changes for the same input: cached results of an
+#: older extractor are then recomputed, and the next rebuild extracts every note
+#: made with another version again (``documents.extractor_version``).
+EXTRACTOR_VERSION = "16"
+
+
+Seed = tuple[str, str]
+"""(surface text, entity type) the entity ruler is seeded with."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedDocument:
+    document: SourceDocument
+    chunks: tuple[Chunk, ...]
+    contexts: tuple[ExtractionContext, ...]
+    """Per chunk: the seeds its extraction ran with (part of its extraction key)."""
+    chunk_hashes: tuple[str, ...]
+    extraction_keys: tuple[str, ...]
+    facts: NoteFacts
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def note_seeds(doc: SourceDocument, facts: NoteFacts, gazetteer: Gazetteer) -> list[Seed]:
+    """Seeds every chunk of a note gets: its vendor, subject, makers and link texts."""
+    seeds: list[Seed] = []
+    if not doc.vendor.startswith("_"):
+        entry = gazetteer.lookup(doc.vendor)
+        seeds.append((doc.vendor, entry.type if entry else guess_vendor_type(doc.vendor)))
+    if facts.subject and facts.is_product:
+        seeds.append((facts.subject, "PRODUCT"))
+    for maker in facts.makers:
+        entry = gazetteer.lookup(maker.name)
+        seeds.append((maker.name, entry.type if entry else maker.type))
+    for link in facts.links:
+        product = gazetteer.product_for_slug(link.slug)
+        # link text that names the linked product ("[MySQL](/mysql)"), not "see here"
+        if product and link.text and gazetteer.lookup(link.text) == gazetteer.lookup(product):
+            seeds.append((link.text, "PRODUCT"))
+    return seeds
+
+
+def chunk_context(
+    doc: SourceDocument, text: str, seeds: Sequence[Seed], gazetteer: Gazetteer
+) -> ExtractionContext:
+    """Seeds for one chunk: the note's own, and every gazetteer name the chunk holds."""
+    found = [(hit.surface, hit.entry.type) for hit in gazetteer.find(text)]
+    vendor = None if doc.vendor.startswith("_") else doc.vendor
+    return ExtractionContext(
+        vendor=vendor, known_entities=tuple(sorted(dict.fromkeys([*seeds, *found])))
+    )
+
+
+def extraction_key(text: str, context: ExtractionContext) -> str:
+    fingerprint = orjson.dumps([EXTRACTOR_VERSION, context.vendor, context.known_entities, text])
+    return hashlib.sha256(fingerprint).hexdigest()
+
+
+def prepare(
+    doc: SourceDocument,
+    counter: TokenCounter,
+    settings: ExtractionSettings,
+    gazetteer: Gazetteer,
+    facts: NoteFacts | None = None,
+) -> PreparedDocument:
+    chunks = tuple(
+        chunk_document(
+            doc, counter, max_tokens=settings.chunk_tokens, overlap=settings.chunk_overlap
+        )
+    )
+    facts = facts if facts is not None else note_facts(doc)
+    seeds = note_seeds(doc, facts, gazetteer)
+    contexts = tuple(chunk_context(doc, c.text, seeds, gazetteer) for c in chunks)
+    return PreparedDocument(
+        document=doc,
+        chunks=chunks,
+        contexts=contexts,
+        chunk_hashes=tuple(sha256_text(c.content) for c in chunks),
+        extraction_keys=tuple(
+            extraction_key(c.text, ctx) for c, ctx in zip(chunks, contexts, strict=True)
+        ),
+        facts=facts,
+    )

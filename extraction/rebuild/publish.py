@@ -1,0 +1,428 @@
+"""The publish transaction of a rebuild: one transaction replaces the changed
+notes' chunks, deletes removed notes, rebuilds the graph of every affected
+vendor and records the build. Readers on other connections see the previous
+knowledge base or the new one, never a mix."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+import extraction.graph.build as graph_builder
+import extraction.rebuild.prepare as preparing
+from extraction.graph.build import build_vendor_graph
+from extraction.graph.gazetteer import Gazetteer
+from extraction.graph.model import GraphProblem, VendorChunkExtraction
+from extraction.graph.note_edges import VendorNote
+from extraction.names import normalize_name
+from extraction.notes.corpus import Problem
+from extraction.notes.document import SourceDocument
+from extraction.notes.lifecycle import LIFECYCLE_VERSION, Phase
+from extraction.notes.structure import NoteFacts
+from extraction.rebuild.codec import result_from_json
+from extraction.rebuild.prepare import PreparedDocument
+from extraction.rebuild.summary import BuildReport, Progress
+from extraction.settings import ExtractionSettings
+from sql import queries
+from sql.queries import COPY_CHUNKS_TYPES, COPY_RELEASE_CYCLES_TYPES
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+#: kb_meta key of the gazetteer's names as the last published build knew them.
+GAZETTEER_META = "gazetteer"
+#: kb_meta key of the graph builder version (extraction.graph.build.GRAPH_VERSION) the
+#: published graphs were built with.
+GRAPH_META = "graph_version"
+#: Meta key of the lifecycle parser version the stored release cycles were read with.
+LIFECYCLE_META = "lifecycle_version"
+
+
+def doc_date(doc: SourceDocument) -> dt.date | None:
+    value = doc.metadata.get("date")
+    if not isinstance(value, str):
+        return None
+    try:
+        return dt.date.fromisoformat(value[:10])
+    except ValueError:
+        return None
+
+
+class Publisher:
+    """Writes a rebuild's prepared notes and work-cache results into the knowledge base."""
+
+    #: Called inside the publish transaction once the notes are written, before the
+    #: vendor graphs: where the reliability tests read concurrently or kill the process.
+    while_open: Callable[[], None] | None = None
+
+    def __init__(self, model_name: str, settings: ExtractionSettings, progress: Progress) -> None:
+        self.model_name = model_name
+        self.settings = settings
+        self.progress = progress
+
+    def rekey_unchanged_chunks(
+        self,
+        conn: psycopg.Connection[dict[str, Any]],
+        doc_ids: Sequence[int],
+        prepared: Sequence[PreparedDocument],
+        existing: Mapping[str, str],
+    ) -> set[int]:
+        """Documents whose text did not change but are extracted again (the corpus
+        gazetteer changed names they hold) keep their chunk rows, so chunk ids a client
+        holds stay valid; only the rows' extraction keys move to the new extraction.
+        Returns the ids of the documents kept this way."""
+        q = queries()
+        same = {
+            doc_id: p
+            for doc_id, p in zip(doc_ids, prepared, strict=True)
+            if existing.get(p.document.path) == p.document.content_hash
+        }
+        if not same:
+            return set()
+        stored: dict[int, list[tuple[Any, ...]]] = {}
+        for r in conn.execute(q["document_chunk_shapes"], {"document_ids": list(same)}):
+            stored.setdefault(int(r["document_id"]), []).append(
+                (
+                    r["chunk_index"],
+                    r["total_chunks"],
+                    r["context_header"],
+                    r["content_hash"],
+                    r["overlap_chars"],
+                    r["token_count"],
+                )
+            )
+        kept: set[int] = set()
+        ids: list[int] = []
+        indexes: list[int] = []
+        keys: list[str] = []
+        for doc_id, p in same.items():
+            shape = [
+                (c.index, c.total, c.header, h, c.overlap_chars, c.token_count)
+                for c, h in zip(p.chunks, p.chunk_hashes, strict=True)
+            ]
+            if stored.get(doc_id) != shape:
+                continue  # chunked differently (other settings): written anew
+            kept.add(doc_id)
+            for c, key in zip(p.chunks, p.extraction_keys, strict=True):
+                ids.append(doc_id)
+                indexes.append(c.index)
+                keys.append(key)
+        if ids:
+            conn.execute(
+                q["set_chunk_extraction_keys"],
+                {"document_ids": ids, "indexes": indexes, "keys": keys},
+            )
+        return kept
+
+    def publish(
+        self,
+        conn: psycopg.Connection[dict[str, Any]],
+        prepared: Sequence[PreparedDocument],
+        deleted: list[str],
+        existing: Mapping[str, str],
+        report: BuildReport,
+        gazetteer: Gazetteer,
+        all_vendors: bool = False,
+        lifecycle_complete: bool = True,
+        new_vectors: bool = False,
+    ) -> None:
+        """``new_vectors``: every note is rewritten with vectors of this run's vector
+        space (none keeps its chunk rows, whose vectors are of another)."""
+        q = queries()
+        all_hashes = sorted({h for p in prepared for h in p.chunk_hashes})
+        self.progress.stage("publish", len(prepared) + 1)
+        with conn.transaction():
+            vectors: dict[str, NDArray[np.float32]] = {
+                r["content_hash"]: r["embedding"]
+                for r in conn.execute(
+                    q["fetch_embeddings"], {"model": self.model_name, "hashes": all_hashes}
+                )
+            }
+            affected: set[int] = (
+                {int(r["id"]) for r in conn.execute(q["vendor_ids"])} if all_vendors else set()
+            )
+            if deleted:
+                affected.update(
+                    r["vendor_id"] for r in conn.execute(q["delete_documents"], {"paths": deleted})
+                )
+                report.documents_deleted = len(deleted)
+            previous = {
+                r["vendor_id"]
+                for r in conn.execute(
+                    q["document_vendor_ids"], {"paths": [p.document.path for p in prepared]}
+                )
+            }
+            affected.update(previous)
+            vendor_ids: dict[str, int] = {}
+            doc_ids: list[int] = []
+            written: list[tuple[int, int, SourceDocument]] = []
+            for p in prepared:
+                doc = p.document
+                key = normalize_name(doc.vendor) or doc.vendor.casefold()
+                if key not in vendor_ids:
+                    row = conn.execute(
+                        q["upsert_vendor"], {"name": doc.vendor, "normalized_name": key}
+                    ).fetchone()
+                    assert row is not None
+                    vendor_ids[key] = int(row["id"])
+                affected.add(vendor_ids[key])
+                row = conn.execute(
+                    q["upsert_document"],
+                    {
+                        "source_path": doc.path,
+                        "vendor_id": vendor_ids[key],
+                        "category": doc.category,
+                        "title": doc.title,
+                        "metadata": Jsonb(doc.metadata),
+                        "content_hash": doc.content_hash,
+                        "doc_date": doc_date(doc),
+                        "extractor_version": preparing.EXTRACTOR_VERSION,
+                        "facts": Jsonb(p.facts.to_json()),
+                    },
+                ).fetchone()
+                assert row is not None
+                doc_ids.append(int(row["id"]))
+                written.append((int(row["id"]), vendor_ids[key], doc))
+                if doc.path not in existing:
+                    report.documents_new += 1
+                elif existing[doc.path] == doc.content_hash:
+                    report.documents_reextracted += 1
+                else:
+                    report.documents_changed += 1
+            kept = (
+                set()
+                if new_vectors
+                else self.rekey_unchanged_chunks(conn, doc_ids, prepared, existing)
+            )
+            rewrite = [
+                (doc_id, p)
+                for doc_id, p in zip(doc_ids, prepared, strict=True)
+                if doc_id not in kept
+            ]
+            conn.execute(q["delete_document_chunks"], {"document_ids": [d for d, _ in rewrite]})
+            self.progress.advance(len(kept))
+            with conn.cursor().copy(q["copy_chunks"]) as copy:
+                copy.set_types(list(COPY_CHUNKS_TYPES))
+                for doc_id, p in rewrite:
+                    meta = chunk_metadata(p.document)
+                    for c, h, key in zip(p.chunks, p.chunk_hashes, p.extraction_keys, strict=True):
+                        copy.write_row(
+                            (
+                                doc_id,
+                                c.index,
+                                c.total,
+                                c.header,
+                                c.content,
+                                h,
+                                c.token_count,
+                                c.overlap_chars,
+                                key,
+                                vectors[h],
+                                Jsonb(meta),
+                            )
+                        )
+                        report.chunks_written += 1
+                    self.progress.advance()
+            report.release_cycles_written = write_lifecycle(conn, written)
+            if self.while_open is not None:
+                self.while_open()
+            for vendor_id in sorted(affected):
+                found = self.rebuild_vendor_graph(conn, vendor_id, gazetteer)
+                report.problems.extend(Problem(p.path, p.kind, p.message, p.action) for p in found)
+            conn.execute(q["link_lifecycle_entities"], {"vendor_ids": sorted(affected)})
+            if lifecycle_complete:
+                conn.execute(
+                    q["set_meta"], {"key": LIFECYCLE_META, "value": Jsonb(LIFECYCLE_VERSION)}
+                )
+            if new_vectors or prepared:
+                conn.execute(q["set_embedding_vectors"], {"vectors": self.model_name})
+            conn.execute(q["set_meta"], {"key": GAZETTEER_META, "value": Jsonb(gazetteer.state())})
+            conn.execute(
+                q["set_meta"], {"key": GRAPH_META, "value": Jsonb(graph_builder.GRAPH_VERSION)}
+            )
+            report.vendors_rebuilt = len(affected)
+            conn.execute(q["delete_empty_vendors"])
+            self.fill_totals(conn, report)
+            conn.execute(
+                q["finish_build"],
+                {
+                    "id": report.build_id,
+                    "status": "complete",
+                    "counts": Jsonb(
+                        {
+                            **report.totals,
+                            "entities_by_type": report.entities_by_type,
+                            "relationships_by_type": report.relationships_by_type,
+                        }
+                    ),
+                    "message": "",
+                },
+            )
+            conn.execute(q["drop_build_work_units"], {"build_id": report.build_id})
+            self.progress.advance()
+
+    def rebuild_vendor_graph(
+        self, conn: psycopg.Connection[dict[str, Any]], vendor_id: int, gazetteer: Gazetteer
+    ) -> list[GraphProblem]:
+        """Rebuild one vendor's graph; what its notes hold that a user should know."""
+        q = queries()
+        names = conn.execute(q["vendor_folder_names"], {"vendor_id": vendor_id}).fetchall()
+        if not names:
+            return []  # every document gone: the vendor row is deleted after this
+        rows = [
+            VendorChunkExtraction(
+                chunk_id=int(r["chunk_id"]),
+                body_offset=int(r["header_chars"]) + 2 if r["header_chars"] else 0,
+                overlap_chars=int(r["overlap_chars"]),
+                result=result_from_json(r["result"]),
+                content=r["content"],
+                path=r["source_path"],
+            )
+            for r in conn.execute(q["vendor_extractions"], {"vendor_id": vendor_id})
+        ]
+        notes = [
+            VendorNote(
+                path=r["source_path"],
+                facts=NoteFacts.from_json(r["facts"]),
+                chunk_id=int(r["chunk_id"]),
+                content=r["content"],
+            )
+            for r in conn.execute(q["vendor_notes"], {"vendor_id": vendor_id})
+        ]
+        display = [r["name"] for r in names if r["name"]]
+        graph = build_vendor_graph(
+            rows,
+            notes=notes,
+            gazetteer=gazetteer,
+            vendor=display[0] if display else None,
+            vendor_aliases=display[1:],
+        )
+        conn.execute(q["delete_vendor_graph"], {"vendor_id": vendor_id})
+        ids = [
+            int(r["id"]) for r in conn.execute(q["allocate_entity_ids"], {"n": len(graph.entities)})
+        ]
+        with conn.cursor().copy(q["copy_entities"]) as copy:
+            copy.set_types(
+                ["int8", "int8", "text", "text", "text", "text[]", "float4", "int4", "text"]
+            )
+            for entity_id, e in zip(ids, graph.entities, strict=True):
+                copy.write_row(
+                    (
+                        entity_id,
+                        vendor_id,
+                        e.name,
+                        e.normalized_name,
+                        e.type,
+                        list(e.aliases),
+                        e.confidence,
+                        e.mention_count,
+                        e.snippet,
+                    )
+                )
+        with conn.cursor().copy(q["copy_entity_mentions"]) as copy:
+            copy.set_types(["int8", "int8", "int4", "int4", "text"])
+            for m in graph.mentions:
+                copy.write_row((ids[m.entity], m.chunk_id, m.start, m.end, m.text))
+        with conn.cursor().copy(q["copy_relationships"]) as copy:
+            copy.set_types(["int8", "int8", "int8", "text", "float4", "int8", "text", "jsonb"])
+            for rel in graph.relationships:
+                copy.write_row(
+                    (
+                        vendor_id,
+                        ids[rel.source],
+                        ids[rel.target],
+                        rel.type,
+                        rel.confidence,
+                        rel.evidence_chunk_id,
+                        rel.evidence_sentence,
+                        Jsonb(rel.metadata),
+                    )
+                )
+        display = [r["name"] for r in names if r["name"]]
+        conn.execute(
+            q["refresh_vendor"],
+            {"vendor_id": vendor_id, "name": display[0], "aliases": display[1:]},
+        )
+        return graph.problems
+
+    def fill_totals(self, conn: psycopg.Connection[dict[str, Any]], report: BuildReport) -> None:
+        q = queries()
+        row = conn.execute(q["status_totals"]).fetchone()
+        report.totals = {k: int(v) for k, v in (row or {}).items()}
+        report.entities_by_type = {
+            r["type"]: int(r["n"]) for r in conn.execute(q["status_entity_types"])
+        }
+        report.relationships_by_type = {
+            r["type"]: int(r["n"]) for r in conn.execute(q["status_relationship_types"])
+        }
+
+
+def _phase_columns(phase: Phase) -> tuple[dt.date | None, bool | None]:
+    return (phase, None) if isinstance(phase, dt.date) else (None, phase)
+
+
+def write_lifecycle(
+    conn: psycopg.Connection[dict[str, Any]], written: Sequence[tuple[int, int, SourceDocument]]
+) -> int:
+    """Replace the release cycles of the written notes (document id, vendor id, note)
+    with what each note holds now; returns the cycles written."""
+    q = queries()
+    conn.execute(q["delete_lifecycle"], {"document_ids": [d for d, _, _ in written]})
+    products = [(d, v, doc.lifecycle) for d, v, doc in written if doc.lifecycle is not None]
+    for doc_id, vendor_id, life in products:
+        conn.execute(
+            q["insert_lifecycle_product"],
+            {
+                "document_id": doc_id,
+                "vendor_id": vendor_id,
+                "product": life.product,
+                "product_key": normalize_name(life.product) or life.product.casefold(),
+                "permalink": life.permalink,
+                "aliases": list(life.aliases),
+                "category": life.category,
+                "labels": Jsonb(life.labels),
+            },
+        )
+    count = 0
+    with conn.cursor().copy(q["copy_release_cycles"]) as copy:
+        copy.set_types(list(COPY_RELEASE_CYCLES_TYPES))
+        for doc_id, _, life in products:
+            for c in life.cycles:
+                copy.write_row(
+                    (
+                        doc_id,
+                        c.position,
+                        c.cycle,
+                        c.release_date,
+                        *(
+                            v
+                            for phase in (c.eol, c.eoas, c.eoes, c.lts, c.discontinued)
+                            for v in _phase_columns(phase)
+                        ),
+                        c.latest,
+                        c.latest_release_date,
+                        c.codename,
+                        c.label,
+                        c.link,
+                        Jsonb(c.extra),
+                    )
+                )
+                count += 1
+    return count
+
+
+def chunk_metadata(doc: SourceDocument) -> dict[str, Any]:
+    meta = doc.metadata
+    return {
+        "vendor": doc.vendor,
+        "vendor_key": normalize_name(doc.vendor),
+        "category": doc.category,
+        "document_type": meta.get("document_type"),
+        "date": meta.get("date"),
+        "title": doc.title,
+    }
