@@ -364,6 +364,10 @@ COPY release_cycles (document_id, position, cycle, release_date, eol, eol_flag, 
                      latest_release_date, codename, label, link, extra)
 FROM STDIN WITH (FORMAT BINARY);
 
+-- copy_product_identifiers --
+-- A written note's identifiers go with its product row too (ON DELETE CASCADE).
+COPY product_identifiers (document_id, kind, key, identifier) FROM STDIN;
+
 -- link_lifecycle_entities --
 -- Each product of the rebuilt vendors to its entity in the vendor's graph: the
 -- entity of the same normalised name, a PRODUCT first.

@@ -13,8 +13,10 @@ unknown), ``False`` ("not planned": it has not ended and no end is announced) or
 ``None`` (the note does not say). Anything else (``2024-13-01``, ``2024``, an empty
 value, a list, a word) is left unknown and reported as a :class:`LifecycleProblem`
 naming the cycle and the field; so are duplicate cycles (the first one listed is
-kept) and a cycle released after its own end of life (kept as written). Nothing
-here raises on the note's content.
+kept) and a cycle released after its own end of life (kept as written). The
+product's ``identifiers:`` (package URLs and CPEs) are kept as the keys a bill of
+materials is matched by (:mod:`sql.identifiers`); one that is neither is reported
+and left out. Nothing here raises on the note's content.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sql.identifiers import cpe_key, purl_key
+
 #: Bump when the cycles read from a note change: the next rebuild reads every note's
 #: release cycles again (their text, embeddings and extractions stay cached).
-LIFECYCLE_VERSION = "1"
+#: 2: each product's identifiers (package URLs, CPEs) are read and stored too.
+LIFECYCLE_VERSION = "2"
 #: A support date: a date, True ("already"), False ("not planned") or None (unknown).
 Phase = dt.date | bool | None
 
@@ -100,6 +105,9 @@ class ProductLifecycle:
     labels: dict[str, str | bool]
     """The product's own phase labels (``{"eolColumn": "Core Support", ...}``)."""
     cycles: tuple[Cycle, ...]
+    identifiers: tuple[tuple[str, str, str], ...] = ()
+    """``(kind, key, as written)`` of each package URL and CPE under ``identifiers:``
+    (:mod:`sql.identifiers`: ``("purl", "npm/express", "pkg:npm/express")``)."""
 
 
 def _text(value: Any) -> str | None:
@@ -284,6 +292,7 @@ def parse_lifecycle(
                 extra=_extra(row),
             )
         )
+    identifiers = _identifiers(front.get("identifiers"), problems)
     aliases = front.get("alternate_urls") or front.get("alternative_urls") or []
     slugs = [_slug(a) for a in aliases] if isinstance(aliases, list) else []
     return (
@@ -294,6 +303,43 @@ def parse_lifecycle(
             category=_text(front.get("category")),
             labels=labels,
             cycles=tuple(cycles),
+            identifiers=identifiers,
         ),
         problems,
     )
+
+
+_KEYS = {"purl": purl_key, "cpe": cpe_key}
+
+
+def _identifiers(items: Any, problems: list[LifecycleProblem]) -> tuple[tuple[str, str, str], ...]:
+    """The package URLs and CPEs of a note's ``identifiers:`` list as keys; one that is
+    not a package URL or CPE is left out and reported (``repology:`` names are not
+    identifiers a bill of materials carries, and are skipped).
+
+    >>> wrong: list[LifecycleProblem] = []
+    >>> found = _identifiers([{"purl": "pkg:npm/express"}, {"repology": "express"},
+    ...                       {"cpe": "cpe:/a:expressjs:express"}, {"purl": "npm/x"}], wrong)
+    >>> [(kind, key) for kind, key, _ in found], wrong[0].field
+    ([('purl', 'npm/express'), ('cpe', 'expressjs:express')], 'identifiers[3].purl')
+    """
+    if items is None:
+        return ()
+    if not isinstance(items, list):
+        problems.append(LifecycleProblem("identifiers", "is not a list (left out)"))
+        return ()
+    out: dict[tuple[str, str], str] = {}
+    for i, item in enumerate(items[:MAX_CYCLES]):
+        if not isinstance(item, dict):
+            continue
+        for kind, key_of in _KEYS.items():
+            value = item.get(kind)
+            if value is None:
+                continue
+            try:
+                key = key_of(value)
+            except ValueError as exc:
+                problems.append(LifecycleProblem(f"identifiers[{i}].{kind}", f"{exc} (left out)"))
+                continue
+            out.setdefault((kind, key), value.strip())
+    return tuple((kind, key, text) for (kind, key), text in out.items())

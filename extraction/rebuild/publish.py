@@ -21,13 +21,14 @@ from extraction.graph.note_edges import VendorNote
 from extraction.names import normalize_name
 from extraction.notes.corpus import Problem
 from extraction.notes.document import SourceDocument
-from extraction.notes.lifecycle import LIFECYCLE_VERSION, Phase
+from extraction.notes.lifecycle import LIFECYCLE_VERSION, Phase, ProductLifecycle
 from extraction.notes.structure import NoteFacts
 from extraction.rebuild.codec import result_from_json
 from extraction.rebuild.prepare import PreparedDocument
 from extraction.rebuild.summary import BuildReport, Progress
 from extraction.settings import ExtractionSettings
 from sql import queries
+from sql.identifiers import name_keys, slug_key
 from sql.queries import COPY_CHUNKS_TYPES, COPY_RELEASE_CYCLES_TYPES
 
 if TYPE_CHECKING:
@@ -369,8 +370,8 @@ def _phase_columns(phase: Phase) -> tuple[dt.date | None, bool | None]:
 def write_lifecycle(
     conn: psycopg.Connection[dict[str, Any]], written: Sequence[tuple[int, int, SourceDocument]]
 ) -> int:
-    """Replace the release cycles of the written notes (document id, vendor id, note)
-    with what each note holds now; returns the cycles written."""
+    """Replace the release cycles and identifiers of the written notes (document id,
+    vendor id, note) with what each note holds now; returns the cycles written."""
     q = queries()
     conn.execute(q["delete_lifecycle"], {"document_ids": [d for d, _, _ in written]})
     products = [(d, v, doc.lifecycle) for d, v, doc in written if doc.lifecycle is not None]
@@ -388,6 +389,11 @@ def write_lifecycle(
                 "labels": Jsonb(life.labels),
             },
         )
+    with conn.cursor().copy(q["copy_product_identifiers"]) as copy:
+        for doc_id, _, doc in written:
+            if doc.lifecycle is not None:
+                for row in product_identifiers(doc.lifecycle, doc.vendor):
+                    copy.write_row((doc_id, *row))
     count = 0
     with conn.cursor().copy(q["copy_release_cycles"]) as copy:
         copy.set_types(list(COPY_RELEASE_CYCLES_TYPES))
@@ -414,6 +420,26 @@ def write_lifecycle(
                 )
                 count += 1
     return count
+
+
+def product_identifiers(life: ProductLifecycle, vendor: str) -> list[tuple[str, str, str]]:
+    """``(kind, key, as written)`` of everything a bill of materials can match the product
+    by: its package URLs and CPEs, then its names (:func:`sql.identifiers.name_keys`:
+    the title, the title without its vendor's name, its permalink and other slugs).
+
+    >>> from extraction.notes.lifecycle import ProductLifecycle
+    >>> life = ProductLifecycle("Eclipse Jetty", "eclipse-jetty", ("jetty",), None, {}, (),
+    ...                         (("purl", "maven/org.eclipse.jetty/jetty-server", "pkg:..."),))
+    >>> [(kind, key) for kind, key, _ in product_identifiers(life, "Eclipse Foundation")]
+    [('purl', 'maven/org.eclipse.jetty/jetty-server'), ('name', 'eclipse jetty'), ('name', 'jetty')]
+    """
+    out = {(kind, key): text for kind, key, text in life.identifiers}
+    for key in name_keys(life.product, vendor):
+        out.setdefault(("name", key), life.product)
+    for slug in (life.permalink, *life.aliases):
+        if slug and (key := slug_key(slug)):
+            out.setdefault(("name", key), slug)
+    return [(kind, key, text) for (kind, key), text in out.items()]
 
 
 def chunk_metadata(doc: SourceDocument) -> dict[str, Any]:

@@ -228,3 +228,69 @@ def test_a_label_that_is_a_site_template_is_no_label() -> None:
         }
     )
     assert life is not None and life.cycles[0].label is None
+
+
+def _identifiers(db: Database) -> dict[str, set[tuple[str, str]]]:
+    with db.connect() as conn:
+        rows = conn.execute(
+            "SELECT d.source_path, i.kind, i.key FROM product_identifiers i "
+            "JOIN documents d ON d.id = i.document_id"
+        ).fetchall()
+    out: dict[str, set[tuple[str, str]]] = {}
+    for r in rows:
+        out.setdefault(r["source_path"], set()).add((r["kind"], r["key"]))
+    return out
+
+
+def test_the_rebuild_stores_replaces_and_deletes_a_products_identifiers(
+    db: Database, embedder: Any, extractor: Any, notes: Path
+) -> None:
+    rebuilder = Rebuilder(db, embedder=embedder, extractor=extractor)
+    rebuilder.run(notes)
+    stored = _identifiers(db)
+    widget = "vendors/Widgets/eol-widget-server.md"
+    assert stored["vendors/Atlassian/eol-confluence.md"] == {
+        ("cpe", "atlassian:confluence"),  # listed twice, as CPE 2.2 and 2.3
+        ("name", "confluence"),
+        ("name", "atlassian confluence"),  # its alternate_urls slug
+    }
+    python = stored["vendors/_unattributed/eol-python.md"]
+    assert len([k for k in python if k[0] == "purl"]) == 69  # the note's 69 package URLs
+    assert {("purl", "deb/ubuntu/python3.12"), ("cpe", "python:python")} <= python
+    assert stored[widget] == {("name", "widget server"), ("name", "widgets")}
+
+    # a changed note replaces its identifiers; one that is no package URL is reported
+    path = notes / "vendors" / "Widgets" / "eol-widget-server.md"
+    path.write_text(
+        BAD.replace(
+            "releases:\n",
+            "identifiers:\n  - purl: pkg:maven/com.widgets/widget-server\n"
+            "  - purl: widget-server\n  - repology: widget\nreleases:\n",
+        )
+    )
+    report = rebuilder.run(notes)
+    assert ("purl", "maven/com.widgets/widget-server") in _identifiers(db)[widget]
+    assert any(p.path == widget and "identifiers[1].purl" in p.message for p in report.problems), (
+        report.problems
+    )
+
+    # a deleted note takes them with it
+    path.unlink()
+    rebuilder.run(notes)
+    assert widget not in _identifiers(db)
+
+
+def test_a_knowledge_base_without_identifiers_reads_them_on_the_next_rebuild(
+    db: Database, embedder: Any, extractor: Any, notes: Path
+) -> None:
+    rebuilder = Rebuilder(db, embedder=embedder, extractor=extractor)
+    rebuilder.run(notes)
+    stored = _identifiers(db)
+    with db.connect() as conn:
+        # as a knowledge base built before identifiers were stored (lifecycle version 1)
+        conn.execute("DELETE FROM product_identifiers")
+        conn.execute("UPDATE kb_meta SET value = '\"1\"' WHERE key = 'lifecycle_version'")
+        conn.commit()
+    report = rebuilder.run(notes)
+    assert _identifiers(db) == stored
+    assert report.chunks_embedded == 0 and report.chunks_extracted == 0
