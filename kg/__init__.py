@@ -6,12 +6,15 @@ cached until the next graph build, and disposable. Start with
 """
 
 from kg.analysis import CappedGraph, GraphStatistics
+from kg.bom import Bill, Component, read_bill
+from kg.components import ComponentCheck, ComponentsReport, Unmatched
 from kg.disambiguate import Match, Resolution
 from kg.errors import (
     EntityAmbiguous,
     EntityNotFound,
     GraphError,
     GraphFailed,
+    InvalidBill,
     InvalidGraphRequest,
     InvalidName,
     ProductAmbiguous,
@@ -27,7 +30,11 @@ from kg.store import KnowledgeGraph
 from kg.vendors import CrossVendorLinks, VendorInfo
 
 __all__ = [
+    "Bill",
     "CappedGraph",
+    "Component",
+    "ComponentCheck",
+    "ComponentsReport",
     "CrossVendorLinks",
     "Entity",
     "EntityAmbiguous",
@@ -36,6 +43,7 @@ __all__ = [
     "GraphFailed",
     "GraphSettings",
     "GraphStatistics",
+    "InvalidBill",
     "InvalidGraphRequest",
     "InvalidName",
     "KnowledgeGraph",
@@ -46,8 +54,10 @@ __all__ = [
     "Relationship",
     "Resolution",
     "RiskEvent",
+    "Unmatched",
     "VendorAmbiguous",
     "VendorInfo",
     "VendorNotFound",
     "VersionNotFound",
+    "read_bill",
 ]

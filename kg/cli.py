@@ -18,6 +18,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kg.cli_sbom import add_command as add_sbom_command
+from kg.cli_sbom import check_sbom
 from kg.errors import GraphError
 from sql.cli import (
     EXIT_FAILURE,
@@ -110,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--vendor", help="only this vendor's products")
     p.add_argument("--category", help="only this product category (e.g. server-app, os)")
     p.add_argument("--as-of", help="the window's first day (YYYY-MM-DD, default today)")
+    add_sbom_command(command)
     p = command(
         "run-notebook",
         "Execute a notebook top to bottom against the configured database; write the "
@@ -132,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     if args.command == "run-notebook":
         return _cmd_run_notebook(args)
+    if args.command == "check-sbom":
+        return check_sbom(args, _open)
     return _run_graph_command(args)
 
 

@@ -123,3 +123,7 @@ class VersionNotFound(GraphError):
 
 class GraphFailed(GraphError):
     """The graph could not be read from the database."""
+
+
+class InvalidBill(InvalidGraphRequest):
+    """The bill of materials cannot be read: give CycloneDX JSON (1.2 to 1.6) or SPDX 2.3 JSON."""

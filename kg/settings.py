@@ -47,3 +47,11 @@ class GraphSettings(BaseSettings):
         le=20,
         description="default longest path (hops) for path questions",
     )
+    sbom_max_components: int = setting(
+        "KB_SBOM_MAX_COMPONENTS",
+        "sbom_max_components",
+        100_000,
+        ge=1,
+        le=1_000_000,
+        description="components checked at a time (check-sbom, check_components)",
+    )

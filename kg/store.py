@@ -33,7 +33,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -50,6 +50,7 @@ from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kg.analysis import CappedGraph, GraphStatistics
+from kg.components import ComponentsReport, check_components, checked_components
 from kg.disambiguate import Resolution, clean_name, resolve_vendor
 from kg.errors import GraphFailed, InvalidGraphRequest
 from kg.lifecycle import (
@@ -525,6 +526,30 @@ class KnowledgeGraph:
                 category=category.strip() if category else None,
                 limit=limit,
             )
+
+    def check_components(
+        self,
+        components: object,
+        *,
+        as_of: dt.date | str | None = None,
+        within_days: int | None = None,
+        problems: Sequence[str] = (),
+    ) -> ComponentsReport:
+        """Components (:class:`~kg.bom.Component`, or mappings with ``purl``, ``cpe``,
+        ``name``, ``group``, ``version``) matched to products, vendors and release
+        cycles, each cycle's status on ``as_of`` (default today), worst first; the
+        rest counted by ecosystem with the reason (:mod:`kg.components`).
+        ``within_days`` marks those whose support ends within that many days.
+        Raises :class:`~kg.errors.InvalidGraphRequest` for bad input."""
+        day = checked_as_of(as_of)
+        if within_days is not None:
+            try:
+                check_within(within_days)
+            except ValueError as exc:
+                raise InvalidGraphRequest(str(exc)) from None
+        items = checked_components(components, self.settings.sbom_max_components)
+        with self.snapshot() as conn:
+            return check_components(conn, items, day, within_days, problems)
 
     def lifecycle_categories(self) -> list[str]:
         """The product categories release cycles are filed under."""

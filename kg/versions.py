@@ -203,7 +203,9 @@ def match_cycle(version: str, cycles: Sequence[CycleRow]) -> CycleMatch:
     forms = _forms(version)
     row = next((by_name[f] for f in forms if f in by_name), None)
     row = row or _prefix(forms, by_name) or _by_codename(version, cycles)
-    numeric = [(n, r) for r in cycles if (n := numeric_cycle(r.cycle)) is not None]
+    numeric = (
+        [(n, r) for r in cycles if (n := numeric_cycle(r.cycle)) is not None] if row is None else []
+    )
     if row is None and parsed.numbers:
         # numbers that hold it though the text does not (cycle "05" of version "5.1")
         held = [

@@ -183,3 +183,20 @@ LIMIT %(limit)s;
 
 -- kg_lifecycle_categories --
 SELECT DISTINCT category FROM lifecycle_products WHERE category IS NOT NULL ORDER BY category;
+
+-- kg_bom_candidates --
+-- Products whose identifiers hold one of a bill's keys (sql.identifiers: package URL,
+-- CPE and name keys of its components; one lookup on product_identifiers_key), with
+-- the package URL types each product's note lists.
+SELECT pi.kind, pi.key, lp.document_id, lp.product, lp.product_key, lp.permalink, lp.aliases,
+       lp.category, lp.labels, lp.entity_id, v.id AS vendor_id, v.name AS vendor, d.source_path,
+       ARRAY(SELECT DISTINCT split_part(t.key, '/', 1) FROM product_identifiers t
+             WHERE t.document_id = pi.document_id AND t.kind = 'purl') AS purl_types
+FROM product_identifiers pi
+JOIN lifecycle_products lp ON lp.document_id = pi.document_id
+JOIN vendors v ON v.id = lp.vendor_id
+JOIN documents d ON d.id = lp.document_id
+WHERE (pi.kind = 'purl' AND pi.key = ANY(%(purls)s::text[]))
+   OR (pi.kind = 'cpe' AND pi.key = ANY(%(cpes)s::text[]))
+   OR (pi.kind = 'name' AND pi.key = ANY(%(names)s::text[]))
+ORDER BY pi.kind, pi.key, lp.product_key, lp.document_id;

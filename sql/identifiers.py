@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 from urllib.parse import unquote
 
 from packageurl import PackageURL
@@ -37,16 +38,23 @@ _CPE23_ESCAPE = re.compile(r"\\(.)")
 _CPE_ANY = frozenset({"", "*", "-"})
 
 
-def purl_parts(text: str) -> tuple[str, str | None, str]:
-    """Type, namespace and name of a package URL, normalised by the specification's
-    rules for its type; :class:`ValueError` says why ``text`` is not one.
+class PurlParts(NamedTuple):
+    type: str
+    namespace: str | None
+    name: str
+    version: str | None
 
-    >>> purl_parts("pkg:npm/%40angular/core@10.1.0")
-    ('npm', '@angular', 'core')
-    >>> purl_parts("pkg:maven/org.eclipse.jetty/jetty-server@9.4.18.v20190429?type=jar")
-    ('maven', 'org.eclipse.jetty', 'jetty-server')
-    >>> purl_parts("pkg:npm/express@4.17.1?foo=%zz&&bar#lib/x")
-    ('npm', None, 'express')
+
+def purl_parts(text: str) -> PurlParts:
+    """Type, namespace, name and version of a package URL, normalised by the
+    specification's rules for its type; :class:`ValueError` says why ``text`` is not one.
+
+    >>> tuple(purl_parts("pkg:npm/%40angular/core@10.1.0"))
+    ('npm', '@angular', 'core', '10.1.0')
+    >>> tuple(purl_parts("pkg:maven/org.eclipse.jetty/jetty-server@9.4.18.v20190429?type=jar"))
+    ('maven', 'org.eclipse.jetty', 'jetty-server', '9.4.18.v20190429')
+    >>> tuple(purl_parts("pkg:npm/express@4.17.1?foo=%zz&&bar#lib/x"))
+    ('npm', None, 'express', '4.17.1')
     >>> purl_parts("npm/express")
     Traceback (most recent call last):
     ...
@@ -65,7 +73,7 @@ def purl_parts(text: str) -> tuple[str, str | None, str]:
         raise ValueError(f"not a package URL: {exc}") from None
     if not purl.type or not purl.name:
         raise ValueError(f"a package URL needs a type and a name: {text!r}")
-    return purl.type, purl.namespace or None, purl.name
+    return PurlParts(purl.type, purl.namespace or None, purl.name, purl.version or None)
 
 
 def purl_key(text: str) -> str:
@@ -78,8 +86,8 @@ def purl_key(text: str) -> str:
     >>> purl_key("pkg:rpm/aliyun/java-1.8.0?repository_url=http://example.com/x/")
     'rpm/aliyun/java-1.8.0'
     """
-    kind, namespace, name = purl_parts(text)
-    return "/".join(p for p in (kind, namespace, name) if p).casefold()
+    parts = purl_parts(text)
+    return "/".join(p for p in (parts.type, parts.namespace, parts.name) if p).casefold()
 
 
 def cpe_parts(text: str) -> tuple[str, str, str]:

@@ -7,4 +7,5 @@ pytest_plugins = [
     "tests.fixtures.search",
     "tests.fixtures.server",
     "tests.fixtures.models",
+    "tests.fixtures.lifecycle",
 ]

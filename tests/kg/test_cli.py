@@ -38,6 +38,7 @@ def test_help_explains_every_command() -> None:
         "path",
         "neighbors",
         "links",
+        "check-sbom",
         "run-notebook",
     ):
         out = run(None, command, "--help")
@@ -141,3 +142,10 @@ def test_label_file_errors_name_the_line() -> None:
         load_queries(
             ['{"query": "a", "category": "exact", "expect": "ambiguous", "vendors": ["A"]}']
         )
+
+
+def test_check_sbom_help_documents_its_exit_codes() -> None:
+    out = run(None, "check-sbom", "--help")
+    assert out.returncode == 0
+    for line in ("0  checked", "1  the gate failed", "2  the file cannot be read"):
+        assert line in out.stdout

@@ -12,7 +12,6 @@ from typing import Any
 import orjson
 import pytest
 
-from extraction.notes.corpus import parse_document
 from kg import KnowledgeGraph
 from kg.errors import (
     InvalidGraphRequest,
@@ -25,7 +24,7 @@ from kg.lifecycle import Product, lifecycle_dict, resolve_product
 from sql.database import Database
 from sql.names import normalize_name
 from tests.fixtures import REPO
-from tests.kg.test_support import SHARED
+from tests.fixtures.lifecycle import shared_note
 
 AS_OF = dt.date(2026, 1, 15)
 
@@ -200,12 +199,9 @@ def _real_products(*notes: str) -> list[Product]:
     is the folder's name, as its identity rule makes it for these four folders)."""
     out = []
     for i, note in enumerate(notes):
-        path = SHARED / note
-        if not path.is_file():
-            pytest.skip("the shared vendor corpus is not beside this checkout")
-        doc, _ = parse_document(f"vendors/{note}", path.read_bytes())
-        assert doc is not None and doc.lifecycle is not None
-        life, vendor = doc.lifecycle, note.split("/")[0].replace("_", " ")
+        life = shared_note(note).lifecycle
+        assert life is not None
+        vendor = note.split("/")[0].replace("_", " ")
         out.append(
             Product(i, i, vendor, life.product, normalize_name(life.product), life.permalink,
                     tuple(life.aliases), None, {}, None, note)

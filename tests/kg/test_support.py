@@ -17,13 +17,10 @@ import datetime as dt
 
 import pytest
 
-from extraction.notes.corpus import parse_document
-from extraction.notes.lifecycle import Cycle
 from kg.support import CycleRow, support_status
 from kg.versions import resolve_version
-from tests.fixtures import REPO
+from tests.fixtures.lifecycle import shared_cycles
 
-SHARED = REPO.parent / "shared" / "data" / "vendor_corpus" / "vendors"
 DATES = (dt.date(2020, 1, 1), dt.date(2025, 6, 1), dt.date(2027, 1, 1))
 S, X, E = "supported", "extended support only", "end of life"
 
@@ -64,30 +61,8 @@ TABLE = [
 ]
 
 
-def _row(c: Cycle) -> CycleRow:
-    return CycleRow(
-        c.cycle,
-        c.position,
-        c.release_date,
-        c.eol,
-        c.eoas,
-        c.eoes,
-        c.lts,
-        c.discontinued,
-        c.latest,
-        c.latest_release_date,
-        c.codename,
-        c.label,
-    )
-
-
 def _cycles(note: str) -> dict[str, CycleRow]:
-    path = SHARED / note
-    if not path.is_file():
-        pytest.skip("the shared vendor corpus is not beside this checkout")
-    doc, _ = parse_document(f"vendors/{note}", path.read_bytes())
-    assert doc is not None and doc.lifecycle is not None
-    return {c.cycle: _row(c) for c in doc.lifecycle.cycles}
+    return shared_cycles(note)
 
 
 @pytest.mark.parametrize(("note", "cycle", "statuses", "released"), TABLE)

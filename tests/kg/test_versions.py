@@ -16,7 +16,7 @@ import pytest
 
 from kg.support import END_OF_LIFE, support_status
 from kg.versions import behind, match_cycle, parse_version
-from tests.kg.test_support import _cycles
+from tests.fixtures.lifecycle import shared_cycles as _cycles
 
 # note, version, cycle (None: no listed cycle holds it), pre-release tag
 REAL = [
