@@ -11,7 +11,9 @@ metadata (``17.0.2+8``) and pre-releases (``5.0.0-rc.1``, ``6.0.0.CR1``,
 :func:`match_cycle` finds the cycle a version belongs to: a cycle named exactly,
 else the **longest** listed cycle the version starts with at a component boundary
 (``3.10.9`` is ``3.10``, never ``3.1``; ``2.12.4`` of a product listing ``2`` and
-``2.12`` is ``2.12``), else a codename or label (``Jammy 22.04``). A pre-release
+``2.12`` is ``2.12``), else the cycle whose latest release it is or starts with (Windows
+Server's ``10.0.20348.2113`` is ``2022``, whose latest is ``10.0.20348``), else a
+codename or label (``Jammy 22.04``). A pre-release
 belongs to its cycle, flagged. A version no listed cycle holds (older than the
 oldest, between two listed cycles, newer than the newest) names no cycle; the match
 then carries its neighbouring cycles, from which :mod:`kg.components` infers a
@@ -169,6 +171,25 @@ def _prefix(forms: Sequence[str], by_name: dict[str, CycleRow]) -> CycleRow | No
     return None
 
 
+def _by_latest(parsed: Version, cycles: Sequence[CycleRow]) -> CycleRow | None:
+    """The cycle whose latest release the version is, or starts with at a component
+    boundary: for products whose cycles are named apart from their version numbers
+    (Windows Server ``2022`` holds ``10.0.20348``, so ``10.0.20348.2113``)."""
+    best: tuple[int, CycleRow] | None = None
+    for row in cycles:
+        if not row.latest:
+            continue
+        latest = parse_version(row.latest).core
+        if not latest or not latest[0].isdigit():
+            continue
+        holds = parsed.core == latest or (
+            parsed.core.startswith(latest) and parsed.core[len(latest)] in BOUNDARY
+        )
+        if holds and (best is None or len(latest) > best[0]):
+            best = (len(latest), row)
+    return best[1] if best else None
+
+
 def _by_codename(version: str, cycles: Sequence[CycleRow]) -> CycleRow | None:
     words = set(re.findall(r"[a-z0-9]+", version.lower()))
     for row in cycles:
@@ -202,7 +223,12 @@ def match_cycle(version: str, cycles: Sequence[CycleRow]) -> CycleMatch:
     by_name = {row.cycle.lower(): row for row in cycles}
     forms = _forms(version)
     row = next((by_name[f] for f in forms if f in by_name), None)
-    row = row or _prefix(forms, by_name) or _by_codename(version, cycles)
+    row = (
+        row
+        or _prefix(forms, by_name)
+        or _by_latest(parsed, cycles)
+        or _by_codename(version, cycles)
+    )
     numeric = (
         [(n, r) for r in cycles if (n := numeric_cycle(r.cycle)) is not None] if row is None else []
     )

@@ -52,6 +52,7 @@ REAL = [
     ("HeroDevs/eol-express.md", "6.0.0", None, None),  # newer than every listed cycle
     ("HeroDevs/eol-vue.md", "2.6.11", "2.6", None),
     ("Red_Hat/eol-keycloak.md", "21.1.2", "21.1", None),
+    ("Microsoft/eol-windows-server.md", "10.0.20348.2113", "2022", None),  # its latest's build
 ]
 
 
