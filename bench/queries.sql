@@ -70,3 +70,12 @@ LIMIT 1;
 
 -- lifecycle_cycle_count --
 SELECT count(*) AS n FROM release_cycles;
+
+-- sbom_purl_cycles --
+-- Every package URL the notes list, with each cycle of its product and that cycle's
+-- latest release: bench.sbom draws its synthetic bills of materials from these.
+SELECT pi.identifier, c.cycle, c.latest
+FROM product_identifiers pi
+JOIN release_cycles c ON c.document_id = pi.document_id
+WHERE pi.kind = 'purl'
+ORDER BY pi.key, c.position;
