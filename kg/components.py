@@ -32,8 +32,8 @@ from typing import Any
 
 import psycopg
 
-from kg.bom import Component
-from kg.errors import InvalidGraphRequest
+from kg.bom import MAX_PROBLEMS, Component
+from kg.errors import IdentifiersMissing, InvalidGraphRequest
 from kg.lifecycle import Product, phase_json, product_from_row, read_cycles
 from kg.support import END_OF_LIFE, EXTENDED, SUPPORTED, UNKNOWN, CycleRow, support_status
 from kg.versions import CycleMatch, behind, match_cycle
@@ -298,6 +298,23 @@ def _check(
     )
 
 
+def _check_ready(conn: psycopg.Connection[Any]) -> None:
+    """Nothing matched: say so if it is because the knowledge base cannot match
+    anything (no products yet, or built before their identifiers were stored)."""
+    counts = conn.execute(queries()["kg_identifier_counts"]).fetchone()
+    if counts is None or counts["products"] == 0:
+        raise IdentifiersMissing(
+            "The knowledge base has no products with release cycles yet: build it with "
+            "`python -m extraction rebuild-graph`."
+        )
+    if counts["identifiers"] == 0:
+        raise IdentifiersMissing(
+            "The knowledge base was built before product identifiers were stored: run "
+            "`python -m extraction rebuild-graph` once to add them (embeddings and "
+            "extractions are reused)."
+        )
+
+
 def _identity(c: Component) -> tuple[str | None, ...]:
     return (c.purl, c.cpe, c.group, c.name, c.version)
 
@@ -318,6 +335,8 @@ def check_components(
         distinct.setdefault(_identity(c), c)
     keyed = [_keys(c) for c in distinct.values()]
     notes = [*problems, *(p for k in keyed for p in k.problems)]
+    if len(notes) > MAX_PROBLEMS + 1:  # a bill of broken package URLs says so in a page
+        notes = [*notes[:MAX_PROBLEMS], f"... and {len(notes) - MAX_PROBLEMS} more problems"]
     params = {
         "purls": sorted({k.purl for k in keyed if k.purl}),
         "cpes": sorted({k.cpe for k in keyed if k.cpe}),
@@ -329,6 +348,8 @@ def check_components(
             found.setdefault((r["kind"], r["key"]), []).append(
                 (product_from_row(r), list(r["purl_types"] or ()))
             )
+    if not found and any(params.values()):
+        _check_ready(conn)
     matches = {id(k): _match(k, found) for k in keyed}
     wanted = [m[1].document_id for m in matches.values() if not isinstance(m, str)]
     cycles = read_cycles(conn, wanted) if wanted else {}

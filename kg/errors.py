@@ -127,3 +127,7 @@ class GraphFailed(GraphError):
 
 class InvalidBill(InvalidGraphRequest):
     """The bill of materials cannot be read: give CycloneDX JSON (1.2 to 1.6) or SPDX 2.3 JSON."""
+
+
+class IdentifiersMissing(GraphFailed):
+    """The knowledge base holds no product identifiers: run `python -m extraction rebuild-graph`."""

@@ -200,3 +200,9 @@ WHERE (pi.kind = 'purl' AND pi.key = ANY(%(purls)s::text[]))
    OR (pi.kind = 'cpe' AND pi.key = ANY(%(cpes)s::text[]))
    OR (pi.kind = 'name' AND pi.key = ANY(%(names)s::text[]))
 ORDER BY pi.kind, pi.key, lp.product_key, lp.document_id;
+
+-- kg_identifier_counts --
+-- Whether a knowledge base has products, and their identifiers (one built before
+-- migration 0014's rebuild has products without).
+SELECT (SELECT count(*) FROM lifecycle_products) AS products,
+       (SELECT count(*) FROM product_identifiers) AS identifiers;

@@ -15,14 +15,15 @@ from typing import Any
 import orjson
 import pytest
 
+from extraction.rebuild.pipeline import Rebuilder
 from kg import KnowledgeGraph
 from kg.bom import Component, read_bill
 from kg.components import ComponentsReport, report_dict
-from kg.errors import InvalidGraphRequest
+from kg.errors import IdentifiersMissing, InvalidGraphRequest
 from kg.settings import GraphSettings
 from sql.database import Database
 from tests.fixtures.cli import run_module
-from tests.fixtures.lifecycle import EXPECTED, shared_bill, to_spdx
+from tests.fixtures.lifecycle import EXPECTED, SHARED, shared_bill, to_spdx
 
 BILLS = ("dropwizard-1.3.15.cdx.json", "juice-shop-11.1.2.cdx.json", "laravel-7.12.0.cdx.json")
 
@@ -180,6 +181,33 @@ def test_components_given_directly(kg: KnowledgeGraph) -> None:
         kg.check_components([], as_of="2026-02-30")
     with pytest.raises(InvalidGraphRequest, match="within_days must be a whole number"):
         kg.check_components([], within_days=0)
+
+
+def test_problems_of_many_broken_package_urls_are_capped(kg: KnowledgeGraph) -> None:
+    broken = [{"purl": f"npm:broken-{i}@1.0", "name": f"broken-{i}"} for i in range(120)]
+    report = kg.check_components(broken)
+    assert len(report.problems) == 51 and report.problems[-1] == "... and 70 more problems"
+    assert report.unmatched_by_ecosystem() == {"(no package URL)": 120}
+
+
+def test_a_knowledge_base_that_cannot_match_says_why(
+    db: Database, embedder: Any, extractor: Any, tmp_path: Path
+) -> None:
+    kg = KnowledgeGraph(db)
+    with pytest.raises(IdentifiersMissing, match="no products with release cycles yet"):
+        kg.check_components([{"purl": "pkg:npm/express@4.17.1"}])
+    note = tmp_path / "vendors" / "HeroDevs" / "eol-express.md"
+    note.parent.mkdir(parents=True)
+    note.write_bytes((SHARED / "HeroDevs" / "eol-express.md").read_bytes())
+    Rebuilder(db, embedder=embedder, extractor=extractor).run(tmp_path)
+    assert len(kg.check_components([{"purl": "pkg:npm/express@4.17.1"}]).matched) == 1
+    with db.connect() as conn:  # as a knowledge base built before identifiers were stored
+        conn.execute("DELETE FROM product_identifiers")
+        conn.commit()
+    with pytest.raises(IdentifiersMissing, match="built before product identifiers"):
+        kg.check_components([{"purl": "pkg:npm/express@4.17.1"}])
+    # something matching is never second-guessed: an unmatched bill on a good base is fine
+    assert kg.check_components([]).matched == ()
 
 
 def test_a_hundred_thousand_components_are_checked_and_more_refused(bill_kb: Database) -> None:
