@@ -9,12 +9,11 @@ names it is accepted under.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from server.docgen import write_or_check
 from server.tools import TOOLS
 from server.tools.arguments import aliases
 from server.tools.base import Tool
@@ -103,24 +102,7 @@ def _value(value: Any) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m server.reference",
-        description=f"Write {DOC.relative_to(DOC.parent.parent)} from the tools' declarations.",
-    )
-    parser.add_argument(
-        "--check", action="store_true", help="exit 1 if the committed file is out of date"
-    )
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
-        if current != text:
-            print(f"{DOC.name} is out of date: run python -m server.reference", file=sys.stderr)
-            return 1
-        return 0
-    DOC.write_text(text, encoding="utf-8")
-    print(f"wrote {DOC}")
-    return 0
+    return write_or_check(argv, "python -m server.reference", __doc__, DOC, lambda _: render())
 
 
 if __name__ == "__main__":
