@@ -1,6 +1,10 @@
 """Benchmarks: each runs as ``python -m bench.<name>`` (a module, or a package for the
 larger ones: ``load``, ``server``, ``search``); the SQL they run directly lives in
-``bench/queries.sql``."""
+``bench/queries.sql``.
+
+Offline, on top of everything: may import any runtime package's public names and
+``evals``; nothing imports it.
+"""
 
 from __future__ import annotations
 

@@ -129,10 +129,10 @@ def main(argv: list[str] | None = None) -> int:
             lambda i: kg.lifecycle(vendor, as_of=AS_OF), args.repeats
         )
         rows["one vendor: get_lifecycle uncached"] = timed(
-            lambda i: server({"vendor": vendor, "as_of": day(i)}), args.repeats
+            lambda i: server({"vendor_name": vendor, "as_of": day(i)}), args.repeats
         )
         rows["one vendor: get_lifecycle cached"] = timed(
-            lambda i: server({"vendor": vendor, "as_of": day(0)}), args.repeats
+            lambda i: server({"vendor_name": vendor, "as_of": day(0)}), args.repeats
         )
         for days, label in ((RISK_DAYS, "eol-risk, 365 days"), (ALL_DAYS, "eol-risk, all")):
             rows[f"{label}: KnowledgeGraph.eol_risk"] = timed(

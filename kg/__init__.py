@@ -3,6 +3,9 @@
 PostgreSQL is the source of truth; the graphs here are derived per vendor,
 cached until the next graph build, and disposable. Start with
 :class:`KnowledgeGraph`.
+
+May import ``sql`` only (``search`` and ``kg`` never import each other); ``server``
+and notebooks use it.
 """
 
 from kg.analysis import CappedGraph, GraphStatistics

@@ -7,6 +7,9 @@ collapses overlapping neighbour chunks, applies optional boosts and rerank, and
 pages. ``python -m evals search`` measures it on a BEIR dataset.
 
 Importing this package loads no model and reads no settings.
+
+May import ``sql`` only. ``extraction`` (the embedder) and ``server`` import it;
+``kg`` never does.
 """
 
 from search.errors import (

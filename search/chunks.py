@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from psycopg.rows import class_row
+
 from search.errors import InvalidSearch
 from search.hybrid import search_connection
 from sql.database import ConnectionSource
@@ -39,19 +41,8 @@ def get_chunk(db: ConnectionSource, chunk_id: int) -> Chunk:
     if not valid or not 1 <= chunk_id <= MAX_CHUNK_ID:
         raise InvalidSearch(f"chunk_id must be a positive integer, not {chunk_id!r}.")
     with search_connection(db, "Reading the chunk") as conn:
-        row = conn.execute(queries()["search_chunk_by_id"], {"chunk_id": chunk_id}).fetchone()
-    if row is None:
+        reading = conn.cursor(row_factory=class_row(Chunk))
+        chunk = reading.execute(queries()["search_chunk_by_id"], {"chunk_id": chunk_id}).fetchone()
+    if chunk is None:
         raise ChunkNotFound(f"No chunk has id {chunk_id}: take ids from a recent semantic_search.")
-    return Chunk(
-        chunk_id=int(row["chunk_id"]),
-        chunk_index=int(row["chunk_index"]),
-        total_chunks=int(row["total_chunks"]),
-        context_header=row["context_header"],
-        content=row["content"],
-        token_count=int(row["token_count"]),
-        source_path=row["source_path"],
-        category=row["category"],
-        title=row["title"],
-        doc_date=row["doc_date"],
-        vendor=row["vendor"],
-    )
+    return chunk

@@ -1,45 +1,38 @@
 """The MCP server: tools and resources over :class:`~server.service.Service`.
 
 Built by :func:`create_server` from settings; the service (pool, models,
-caches) lives for the server's lifespan. Tool inputs are validated strictly
-before anything runs: wrong types, unknown or missing parameters, text that
-is not valid Unicode (lone surrogates) and out-of-range values get
-INVALID_PARAMS naming what to change (a query over 500 characters gets
-QUERY_TOO_LONG). Every answer is the envelope, as structured content
+caches) lives for the server's lifespan. Every tool is registered in one loop
+from its declaration (:mod:`server.tools`, :mod:`server.registry`). Tool inputs
+are validated strictly before anything runs: wrong types, unknown or missing
+parameters, text that is not valid Unicode (lone surrogates) and out-of-range
+values get INVALID_PARAMS naming what to change (a query over 500 characters
+gets QUERY_TOO_LONG). Every answer is the envelope, as structured content
 (matching the published output schema) and as JSON text.
-
-The module is long (about 530 lines) because it holds every tool's published
-signature, with each parameter's bounds and description, in one place; each tool's
-logic is its class in :mod:`server.tools`.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
 
 from server import sdk
 from server.envelope import dumps
-from server.errors import ErrorCode, ToolFailure
-from server.models import AnyEnvelope, SearchEnvelope, VendorEnvelope, lean_schema
+from server.errors import ToolFailure
+from server.models import lean_schema
+from server.registry import checked_arguments, given, sdk_function, tool_class
 from server.service import Outcome, Service
 from server.settings import ServerSettings
 from server.stdio import event_loop_stdio
+from server.tools import TOOLS
 
 log = logging.getLogger("server")
 
-Mode = Literal["ids_only", "metadata", "preview", "full"]
-# a field name or relationship type: short, and echoed in errors, so bounded
-Word = Annotated[str, Field(max_length=100)]
-_SURROGATE = re.compile("[\ud800-\udfff]")
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 INSTRUCTIONS = """\
 Vendor knowledge: hybrid search over a business's vendor notes and a per-vendor knowledge graph.
@@ -89,11 +82,14 @@ class VendorKnowledgeServer(MCPServer[Any]):
         service = self._holder.service
         if tool is None or service is None:
             return await super().call_tool(name, arguments, context)
-        checked = _checked_arguments(sdk.argument_model(tool), arguments)
+        declared = tool_class(name)
+        if declared is None:
+            return await super().call_tool(name, arguments, context)
+        checked = checked_arguments(declared.Arguments, arguments)
         if isinstance(checked, ToolFailure):
             return self._tool_result(service.refuse(name, checked), service)
         if context is None or not sdk.answerable_directly(tool):
-            return await super().call_tool(name, arguments, context)
+            return await super().call_tool(name, given(checked), context)
         key = _api_key(context, service)
         looked = self._running == 0 and self._settings.fast("cache-on-loop")
         if looked:
@@ -103,7 +99,7 @@ class VendorKnowledgeServer(MCPServer[Any]):
         self._running += 1
         try:
             if not self._settings.fast("skip-sdk-checks"):
-                return await super().call_tool(name, arguments, context)
+                return await super().call_tool(name, given(checked), context)
             outcome = await anyio.to_thread.run_sync(
                 lambda: service.call(name, key, checked, cache_first=not looked)
             )
@@ -133,62 +129,6 @@ class VendorKnowledgeServer(MCPServer[Any]):
             where = "the event loop's pipes" if stdin is not None else "the SDK's worker threads"
             log.info("stdio: streams on %s", where)
             await sdk.serve(self, read_stream, write_stream)
-
-
-def _checked_arguments(
-    model: type[BaseModel], arguments: dict[str, Any]
-) -> dict[str, Any] | ToolFailure:
-    """The tool's keyword arguments, validated strictly, or what is wrong with them."""
-    known = {f.alias or n for n, f in model.model_fields.items()}
-    unknown = sorted(set(arguments) - known)
-    if unknown:
-        takes = ", ".join(sorted(known)) or "no parameters"
-        return ToolFailure(
-            ErrorCode.INVALID_PARAMS,
-            f"Unknown parameter(s) {', '.join(map(repr, unknown))}; this tool takes {takes}.",
-        )
-    for name, value in arguments.items():
-        # JSON can escape a lone UTF-16 surrogate ("\ud800"); such text cannot be
-        # encoded again, so no answer quoting it could be sent
-        if _has_surrogate(value):
-            return ToolFailure(
-                ErrorCode.INVALID_PARAMS,
-                f"{name}: contains a lone UTF-16 surrogate (invalid Unicode): send plain text.",
-            )
-    try:
-        validated = model.model_validate(arguments, strict=True)
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"]) or "arguments"
-            if where == "query" and err["type"] == "string_too_long":
-                return ToolFailure(
-                    ErrorCode.QUERY_TOO_LONG,
-                    f"The query is {len(arguments.get('query', ''))} characters long; at most "
-                    "500 are accepted.",
-                )
-            problems.append(f"{where}: {err['msg']}")
-        return ToolFailure(
-            ErrorCode.INVALID_PARAMS, "Invalid parameters: " + "; ".join(problems) + "."
-        )
-    return sdk.keyword_arguments(validated)
-
-
-def _has_surrogate(value: object) -> bool:
-    """Whether a string anywhere in ``value`` (nested lists and objects included)
-    holds a lone surrogate, U+D800-U+DFFF."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, str):
-            if _SURROGATE.search(item):
-                return True
-        elif isinstance(item, list | tuple):
-            pending.extend(item)
-        elif isinstance(item, dict):
-            pending.extend(item)
-            pending.extend(item.values())
-    return False
 
 
 def _result(outcome: Outcome, service: Service, *, wire: bool) -> dict[str, Any] | CallToolResult:
@@ -254,254 +194,14 @@ def create_server(
         outcome = await anyio.to_thread.run_sync(lambda: service.call(name, key, arguments))
         return _result(outcome, service, wire=False)  # the SDK checks it: no wire form
 
-    @mcp.tool(
-        annotations=READ_ONLY,
-        description="Hybrid search (vector + full text, Reciprocal Rank Fusion) over the vendor "
-        "notes. Returns ranked chunks with scores, source file and category and chunk position; "
-        "more per result in heavier modes. Paginate with page_size and cursor.",
-    )
-    async def semantic_search(
-        query: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=500,
-                description="What to look for: natural language or keywords (1-500 characters); "
-                '"quoted phrases" and -word narrow the keyword side.',
-            ),
-        ],
-        ctx: Context[Any, Any],
-        top_k: Annotated[
-            int | None,
-            Field(ge=1, le=50, description="results per response (1-50, default 10)"),
-        ] = None,
-        response_mode: Annotated[
-            Mode | None,
-            Field(
-                description="ids_only (~10 tokens/result), metadata (default), preview (adds a "
-                "200-character snippet and the section header) or full (adds the text and both "
-                "arm scores)"
-            ),
-        ] = None,
-        fields: Annotated[
-            list[Word] | None,
-            Field(
-                max_length=20,
-                description="only these result fields (must exist in the chosen mode)",
-            ),
-        ] = None,
-        page_size: Annotated[
-            int | None, Field(ge=1, le=50, description="results per page; replaces top_k")
-        ] = None,
-        cursor: Annotated[
-            str | None,
-            Field(max_length=1000, description="pagination.cursor of the previous page"),
-        ] = None,
-    ) -> Annotated[CallToolResult, SearchEnvelope]:
-        return await call(  # type: ignore[no-any-return]
-            ctx,
-            "semantic_search",
-            {
-                "query": query,
-                "top_k": top_k,
-                "response_mode": response_mode,
-                "fields": fields,
-                "page_size": page_size,
-                "cursor": cursor,
-            },
+    for tool in TOOLS:
+        mcp.add_tool(
+            sdk_function(tool, call),
+            name=tool.name,
+            description=tool.description,
+            annotations=READ_ONLY,
+            structured_output=True,
         )
-
-    @mcp.tool(annotations=READ_ONLY)
-    async def find_vendor_info(
-        vendor_name: Annotated[
-            str,
-            Field(
-                min_length=1,
-                max_length=200,
-                description="vendor name as a person would type it (case, legal suffixes and "
-                "small typos do not matter)",
-            ),
-        ],
-        ctx: Context[Any, Any],
-        response_mode: Annotated[
-            Mode | None,
-            Field(
-                description="ids_only (entity and relationship ids), metadata (default: "
-                "statistics), preview (top 5 entities and relationships) or full (capped graph: "
-                "at most 100 entities and 500 relationships)"
-            ),
-        ] = None,
-        include_relationships: Annotated[
-            bool, Field(description="include relationships (default true)")
-        ] = True,
-    ) -> Annotated[CallToolResult, VendorEnvelope]:
-        """A vendor's knowledge graph: statistics, most important entities and relationships."""
-        return await call(  # type: ignore[no-any-return]
-            ctx,
-            "find_vendor_info",
-            {
-                "vendor_name": vendor_name,
-                "response_mode": response_mode,
-                "include_relationships": include_relationships,
-            },
-        )
-
-    @mcp.tool(annotations=READ_ONLY)
-    async def get_lifecycle(
-        ctx: Context[Any, Any],
-        vendor: Annotated[
-            str | None,
-            Field(
-                min_length=1,
-                max_length=200,
-                description="vendor name as a person would type it; alone: every product of "
-                "the vendor",
-            ),
-        ] = None,
-        product: Annotated[
-            str | None,
-            Field(
-                min_length=1,
-                max_length=200,
-                description="product name (case, the vendor's name before it and slugs do not "
-                "matter; 'Windows Server 2016' is the product and its version); without a "
-                "vendor, any vendor's product",
-            ),
-        ] = None,
-        version: Annotated[
-            str | None,
-            Field(
-                min_length=1,
-                max_length=100,
-                description="a version to resolve to its release cycle ('17.0.2' -> '17')",
-            ),
-        ] = None,
-        as_of: Annotated[
-            str | None,
-            Field(
-                min_length=1,
-                max_length=40,
-                description="the date the support status is for, YYYY-MM-DD (default today)",
-            ),
-        ] = None,
-        within_days: Annotated[
-            int | None,
-            Field(
-                ge=1,
-                le=10_000,
-                description="instead: every end of support across vendors (or of vendor) from "
-                "as_of to this many days later, soonest first",
-            ),
-        ] = None,
-        response_mode: Annotated[
-            Mode | None,
-            Field(
-                description="ids_only (cycle names), metadata (default: status and dates), "
-                "preview (what ends next, latest release) or full (everything the note says)"
-            ),
-        ] = None,
-        page_size: Annotated[int, Field(ge=1, le=500, description="cycles per page")] = 50,
-        cursor: Annotated[
-            str | None, Field(max_length=1000, description="pagination.cursor of the last page")
-        ] = None,
-    ) -> Annotated[CallToolResult, AnyEnvelope]:
-        """Which products and versions are supported, and until when: release cycles with
-        their support status as of a date, or the ends of support coming up across vendors."""
-        return await call(  # type: ignore[no-any-return]
-            ctx,
-            "get_lifecycle",
-            {
-                "vendor": vendor,
-                "product": product,
-                "version": version,
-                "as_of": as_of,
-                "within_days": within_days,
-                "response_mode": response_mode,
-                "page_size": page_size,
-                "cursor": cursor,
-            },
-        )
-
-    @mcp.tool(annotations=READ_ONLY)
-    async def get_chunk(
-        chunk_id: Annotated[int, Field(ge=1, description="chunk_id from semantic_search")],
-        ctx: Context[Any, Any],
-        response_mode: Annotated[Mode, Field(description="default full")] = "full",
-    ) -> Annotated[CallToolResult, AnyEnvelope]:
-        """One chunk by id, by default in full: the step after a light search."""
-        return await call(  # type: ignore[no-any-return]
-            ctx, "get_chunk", {"chunk_id": chunk_id, "response_mode": response_mode}
-        )
-
-    @mcp.tool(annotations=READ_ONLY)
-    async def list_vendors(
-        ctx: Context[Any, Any],
-        page_size: Annotated[int, Field(ge=1, le=100, description="vendors per page")] = 20,
-        cursor: Annotated[
-            str | None, Field(max_length=1000, description="pagination.cursor of the last page")
-        ] = None,
-    ) -> Annotated[CallToolResult, AnyEnvelope]:
-        """Vendors in the knowledge base with their aliases and counts, by name."""
-        return await call(  # type: ignore[no-any-return]
-            ctx, "list_vendors", {"page_size": page_size, "cursor": cursor}
-        )
-
-    @mcp.tool(annotations=READ_ONLY)
-    async def find_entity_path(
-        vendor_name: Annotated[str, Field(min_length=1, max_length=200)],
-        from_entity: Annotated[
-            str, Field(min_length=1, max_length=200, description="entity name or id")
-        ],
-        to_entity: Annotated[
-            str, Field(min_length=1, max_length=200, description="entity name or id")
-        ],
-        ctx: Context[Any, Any],
-        max_hops: Annotated[int, Field(ge=1, le=20, description="longest path (1-20)")] = 6,
-        relationship_types: Annotated[
-            list[Word] | None, Field(max_length=20, description="only these relationship types")
-        ] = None,
-    ) -> Annotated[CallToolResult, AnyEnvelope]:
-        """The shortest chain of relationships linking two entities of a vendor's graph."""
-        return await call(  # type: ignore[no-any-return]
-            ctx,
-            "find_entity_path",
-            {
-                "vendor_name": vendor_name,
-                "from_entity": from_entity,
-                "to_entity": to_entity,
-                "max_hops": max_hops,
-                "relationship_types": relationship_types,
-            },
-        )
-
-    @mcp.tool(annotations=READ_ONLY)
-    async def get_entity_neighbors(
-        vendor_name: Annotated[str, Field(min_length=1, max_length=200)],
-        entity: Annotated[str, Field(min_length=1, max_length=200, description="name or id")],
-        ctx: Context[Any, Any],
-        depth: Annotated[int, Field(ge=1, le=5, description="hops (1-5)")] = 1,
-        relationship_types: Annotated[
-            list[Word] | None, Field(max_length=20, description="only these relationship types")
-        ] = None,
-        limit: Annotated[int, Field(ge=1, le=500, description="most neighbours")] = 50,
-    ) -> Annotated[CallToolResult, AnyEnvelope]:
-        """Entities within depth relationships of an entity, closest first."""
-        return await call(  # type: ignore[no-any-return]
-            ctx,
-            "get_entity_neighbors",
-            {
-                "vendor_name": vendor_name,
-                "entity": entity,
-                "depth": depth,
-                "relationship_types": relationship_types,
-                "limit": limit,
-            },
-        )
-
-    @mcp.tool(annotations=READ_ONLY)
-    async def get_server_metrics(ctx: Context[Any, Any]) -> Annotated[CallToolResult, AnyEnvelope]:
-        """Per-tool call counts, latency percentiles, cache hit rates and errors."""
-        return await call(ctx, "get_server_metrics", {})  # type: ignore[no-any-return]
 
     @mcp.resource("vendor://{name}", mime_type="application/json")
     async def vendor_resource(name: str) -> str:
@@ -529,10 +229,10 @@ def create_server(
         )
         return dumps(env)
 
-    for tool in sdk.registered_tools(mcp):
+    for published in sdk.registered_tools(mcp):
         # Speed layer lean-schema: published in the form clients validate faster,
         # same meaning (server.models.lean_schema)
-        schema = sdk.output_schema(tool)
+        schema = sdk.output_schema(published)
         if schema is not None and settings.fast("lean-schema"):
-            sdk.publish_output_schema(tool, lean_schema(schema))
+            sdk.publish_output_schema(published, lean_schema(schema))
     return mcp

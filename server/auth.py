@@ -31,6 +31,7 @@ from typing import Any, cast
 
 import orjson
 import psycopg
+from psycopg.rows import class_row
 from psycopg_pool import PoolTimeout
 
 from server.errors import ErrorCode, ToolFailure
@@ -113,14 +114,16 @@ class KeyStore:
     def revoke(self, name_or_id: str) -> KeyRecord:
         """Revoke the active key of that name (or id); refused from the next call on."""
         with self._connect() as conn:
-            row = conn.execute(queries()["revoke_api_key"], {"who": name_or_id}).fetchone()
-        if row is None:
+            revoking = conn.cursor(row_factory=class_row(KeyRecord))
+            record = revoking.execute(queries()["revoke_api_key"], {"who": name_or_id}).fetchone()
+        if record is None:
             raise KeyStoreError(f"no active key named or with id {name_or_id!r}")
-        return _record(row)
+        return record
 
     def records(self) -> list[KeyRecord]:
         with self._connect() as conn:
-            return [_record(r) for r in conn.execute(queries()["list_api_keys"])]
+            listing = conn.cursor(row_factory=class_row(KeyRecord))
+            return listing.execute(queries()["list_api_keys"]).fetchall()
 
     def active_count(self) -> int:
         with self._connect() as conn:
@@ -188,10 +191,6 @@ class KeyStore:
             raise
         except psycopg.Error as exc:
             raise _unavailable(self.db, exc) from None
-
-
-def _record(row: dict[str, Any]) -> KeyRecord:
-    return KeyRecord(row["name"], row["key_id"], row["created_at"], row["revoked_at"])
 
 
 class Gate:

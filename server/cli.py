@@ -47,11 +47,12 @@ def _environment_help() -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from server.tools import tool_list
+
     cli = CommandLine(
         "python -m server",
-        "Serve the vendor knowledge base to MCP clients: semantic_search, find_vendor_info, "
-        "get_chunk, list_vendors, find_entity_path, get_entity_neighbors and "
-        "get_server_metrics. Without a command, runs the server (stdio by default).",
+        "Serve the vendor knowledge base to MCP clients. Without a command, runs the server "
+        "(stdio by default).\n\ntools (docs/tools.md has their parameters):\n" + tool_list(),
         _environment_help(),
         required=False,
     )

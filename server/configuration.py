@@ -8,8 +8,6 @@ three CLIs come from the same models (:func:`sql.settings.environment_help`).
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from extraction.settings import ExtractionSettings
 from kg.settings import GraphSettings
 from search.embedder import EmbeddingSettings
 from search.settings import SearchSettings
+from server.docgen import write_or_check
 from server.settings import ServerSettings
 from sql.settings import OTHER_VARIABLES, DatabaseSettings, environment_table
 
@@ -60,21 +59,7 @@ def updated(text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m server.configuration", description=__doc__)
-    parser.add_argument(
-        "--check", action="store_true", help="exit 1 if the committed tables are out of date"
-    )
-    args = parser.parse_args(argv)
-    current = DOC.read_text(encoding="utf-8")
-    fresh = updated(current)
-    if args.check:
-        if fresh != current:
-            print(f"{DOC} is out of date: run python -m server.configuration", file=sys.stderr)
-            return 1
-        return 0
-    DOC.write_text(fresh, encoding="utf-8")
-    print(f"wrote {DOC}")
-    return 0
+    return write_or_check(argv, "python -m server.configuration", __doc__, DOC, updated)
 
 
 if __name__ == "__main__":

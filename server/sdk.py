@@ -59,12 +59,6 @@ def argument_model(tool: Tool) -> type[BaseModel]:
     return tool.fn_metadata.arg_model
 
 
-def keyword_arguments(validated: BaseModel) -> dict[str, Any]:
-    """An instance of :func:`argument_model` as the tool function's keyword
-    arguments, the way the SDK passes them (one level: nested models stay models)."""
-    return dict(cast(Any, validated).model_dump_one_level())
-
-
 def output_schema(tool: Tool) -> dict[str, Any] | None:
     """The output schema ``tool`` is published with (None: unstructured)."""
     return tool.fn_metadata.output_schema

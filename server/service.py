@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from kg.settings import GraphSettings
 from kg.store import KnowledgeGraph
 from search.hybrid import search_pool
@@ -30,12 +32,15 @@ from server.metrics import Metrics
 from server.replicas import ReplicaBoard, replica_name
 from server.settings import ServerSettings
 from server.tools import TOOLS
+from server.tools.arguments import ToolArguments
 from server.tools.base import Answer, Call, Keyed, Tool
 from sql.database import Database
 
 log = logging.getLogger("server")
 
 Outcome = tuple[dict[str, Any], bool]
+#: A call's arguments: checked already (a tool's ``Arguments``), or as given in code
+Arguments = ToolArguments | Mapping[str, Any]
 
 
 class Service:
@@ -102,7 +107,7 @@ class Service:
         self,
         operation: str,
         api_key: str | None,
-        arguments: Mapping[str, Any],
+        arguments: Arguments,
         *,
         cache_first: bool = True,
     ) -> Outcome:
@@ -124,13 +129,11 @@ class Service:
         return self._run(
             operation,
             api_key,
-            lambda call: tool.answer(call, tool.Arguments(**arguments)),
+            lambda call: tool.answer(call, _arguments(tool, arguments)),
             snapshot=tool.snapshot,
         )
 
-    def cached(
-        self, operation: str, api_key: str | None, arguments: Mapping[str, Any]
-    ) -> Outcome | None:
+    def cached(self, operation: str, api_key: str | None, arguments: Arguments) -> Outcome | None:
         """The cached whole answer to ``operation(**arguments)`` for ``api_key``, or None.
 
         For the event loop: no I/O, microseconds. It looks up exactly the cache
@@ -144,8 +147,8 @@ class Service:
         if tool is None or build is None:
             return None
         try:
-            keyed = tool.key(build, tool.Arguments(**arguments))
-        except (ToolFailure, TypeError):
+            keyed = tool.key(build, _arguments(tool, arguments))
+        except (ToolFailure, ValidationError):
             return None
         if keyed is None:
             return None
@@ -258,3 +261,10 @@ class Service:
             for name, cache in (("search", self.search_cache), ("vendor", self.vendor_cache))
         }
         return snap
+
+
+def _arguments(tool: Tool, arguments: Arguments) -> ToolArguments:
+    """``arguments`` as the tool's ``Arguments`` (validated here when given as a mapping)."""
+    if isinstance(arguments, ToolArguments):
+        return arguments
+    return tool.Arguments.model_validate(arguments)

@@ -297,10 +297,11 @@ WHERE key_id = (
     WHERE revoked_at IS NULL AND (name = %(who)s OR key_id = %(who)s)
     ORDER BY name = %(who)s DESC LIMIT 1
 )
-RETURNING key_id, name, created_at, revoked_at;
+RETURNING key_id, name, created_at AS created, revoked_at AS revoked;
 
 -- list_api_keys --
-SELECT key_id, name, created_at, revoked_at FROM api_keys ORDER BY created_at, name;
+SELECT key_id, name, created_at AS created, revoked_at AS revoked
+FROM api_keys ORDER BY created_at, name;
 
 -- count_active_api_keys --
 SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL;

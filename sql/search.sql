@@ -205,9 +205,7 @@ ORDER BY f.fused_score DESC, f.chunk_id;
 
 -- search_chunk_by_id --
 SELECT c.id AS chunk_id, c.chunk_index, c.total_chunks, c.context_header, c.content,
-       c.token_count, c.document_id, d.source_path, d.category, d.title, d.doc_date,
-       v.name AS vendor,
-       (SELECT max(id) FROM graph_builds WHERE status = 'complete') AS build_id
+       c.token_count, d.source_path, d.category, d.title, d.doc_date, v.name AS vendor
 FROM chunks c
 JOIN documents d ON d.id = c.document_id
 JOIN vendors v ON v.id = d.vendor_id

@@ -6,29 +6,30 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 from rich.console import Console
 from rich.table import Table
 
 import bench.embedding
 from bench import REPO, bench_parser, machine, write_report
-from bench.embedding.engines import BARE, bare_model, bulk_throughput, query_engines, query_latency
-from bench.embedding.searches import TXTAI, end_to_end, previous_default
-from bench.embedding.txtai_index import INSTALL_HINT, txtai_available, txtai_embeddings
+from bench.embedding.alone import BARE, ENGINES, INT8, TXTAI
+from bench.embedding.searches import previous_default
+from bench.embedding.txtai_index import INSTALL_HINT, txtai_available
 from evals.cli import HarnessError
 from evals.search_quality import chunk_corpus, database_name, load_beir, load_corpus
 from search.embedder import Embedder
+from search.metrics import percentile
 from search.model_files import model_info, quiet_offline_transformers
-from search.settings import SearchSettings
 from sql.database import named_database, server_conninfo
 from sql.settings import DatabaseSettings
 
 DEFAULT_DATASET = REPO.parent / "shared" / "data" / "scifact"
-INT8, FP32, TORCH = "onnx int8 (default)", "onnx fp32", "torch fp32"
-INT8_OPS = "onnx int8, KB_EMBED_PARALLEL=ops"
 #: onnx int8 query p50 / bare p50 at most; bulk int8 / bare at least; hybrid_search
 #: p50 (int8) / the previous default's at most.
 QUERY_RATIO, BULK_RATIO, PREVIOUS_RATIO = 0.4, 2.0, 0.5
@@ -43,7 +44,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--bulk-chunks", type=int, default=512, help="first chunks of the bulk run [512]"
     )
-    parser.add_argument("--repeats", type=int, default=3, help="repeats of the bulk run [3]")
+    parser.add_argument(
+        "--rounds",
+        "--repeats",
+        dest="repeats",
+        type=int,
+        default=3,
+        help="rounds: each engine measured once a round, alone in a new process, the "
+        "engines' order rotating from round to round; medians over the rounds [3]",
+    )
     parser.add_argument("--skip-txtai", action="store_true", help="leave txtai out")
     args = parser.parse_args(argv)
     if args.queries < 1 or args.warmup < 0 or args.bulk_chunks < 1 or args.repeats < 1:
@@ -76,6 +85,69 @@ def verdict(what: str, value: float, sign: str, limit: float, detail: str) -> di
     return {"ratio": value, "sign": sign, "limit": limit, "met": met, "line": line}
 
 
+def alone(args: argparse.Namespace, part: str, engine: str, database: str) -> dict[str, Any]:
+    """One engine measured in a process of its own (:mod:`bench.embedding.alone`)."""
+    command = [
+        sys.executable,
+        "-m",
+        "bench.embedding.alone",
+        part,
+        engine,
+        "--dataset",
+        str(args.dataset),
+        "--split",
+        args.split,
+        "--queries",
+        str(args.queries),
+        "--warmup",
+        str(args.warmup),
+        "--bulk-chunks",
+        str(args.bulk_chunks),
+        "--database",
+        database,
+    ]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.strip().splitlines()[-5:])
+        raise SystemExit(f"{part} / {engine} failed:\n{tail}")
+    result: dict[str, Any] = orjson.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def rounds(
+    args: argparse.Namespace, part: str, engines: list[str], database: str, console: Console
+) -> dict[str, list[dict[str, Any]]]:
+    """Every engine's results, one a round; each round runs every engine alone, in
+    an order rotated by one from the round before."""
+    out: dict[str, list[dict[str, Any]]] = {e: [] for e in engines}
+    for r in range(args.repeats):
+        for i in range(len(engines)):
+            engine = engines[(r + i) % len(engines)]
+            console.print(f"  {part}, round {r + 1}/{args.repeats}: {engine}", markup=False)
+            out[engine].append(alone(args, part, engine, database))
+    return out
+
+
+def latencies(runs: dict[str, list[dict[str, Any]]], floor: str | None) -> dict[str, Any]:
+    """Per engine: the median over rounds of each round's p50 and p95 (ms)."""
+    out: dict[str, Any] = {}
+    for engine, results in runs.items():
+        p50s = [percentile(r["ms"], 50) for r in results]
+        p95s = [percentile(r["ms"], 95) for r in results]
+        out[engine] = {
+            "p50_ms": statistics.median(p50s),
+            "p95_ms": statistics.median(p95s),
+            "round_p50s": p50s,
+            "n": sum(len(r["ms"]) for r in results),
+        }
+        if "ndcg_at_10" in results[0]:
+            out[engine]["ndcg_at_10"] = results[0]["ndcg_at_10"]
+    if floor is not None:
+        for row in out.values():
+            row["ratio_to_bare"] = row["p50_ms"] / out[floor]["p50_ms"]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     quiet_offline_transformers()  # before anything imports huggingface_hub
@@ -85,70 +157,59 @@ def main(argv: list[str] | None = None) -> int:
     if len(items) <= args.warmup:
         raise SystemExit(f"{data.name} {args.split} has {len(items)} queries: fewer than needed")
     info = model_info()
-    engines = {
-        INT8: Embedder(info, engine="onnx", precision="int8"),
-        FP32: Embedder(info, engine="onnx", precision="fp32"),
-        TORCH: Embedder(info, engine="torch", precision="fp32"),
-    }
-    plain = Embedder(info, engine="onnx", precision="int8", parallel="ops")
-    for embedder in (*engines.values(), plain):
-        embedder.prepare()
-    model = bare_model(info)
-
     chunks = chunk_corpus(data.corpus, "chunked")
-    db = named_database(server_conninfo(DatabaseSettings()), database_name(data.name, "chunked"))
+    name = database_name(data.name, "chunked")
+    db = named_database(server_conninfo(DatabaseSettings()), name)
     console.print(f"bringing {db.description} to {len(chunks):,} chunks ...")
-    load_corpus(db, data, chunks, engines[INT8])
-    txtai: tuple[Any, list[Any]] | None = None
-    txtai_meta: dict[str, Any] = {}
+    load_corpus(db, data, chunks, Embedder(info, engine="onnx", precision="int8"))
+    searches = list(ENGINES["search"])
     if args.skip_txtai:
         txtai_state = "skipped (--skip-txtai)"
+        searches.remove(TXTAI)
     elif not txtai_available():
         txtai_state = f"skipped, it is not installed ({INSTALL_HINT} adds it)"
         console.print(f"txtai {txtai_state}: measuring the rest", style="yellow", markup=False)
+        searches.remove(TXTAI)
     else:
-        console.print(f"txtai hybrid index over {len(chunks):,} chunks ...")
-        embeddings, txtai_meta = txtai_embeddings(info, chunks)
-        txtai = (embeddings, chunks)
-        txtai_state = (
-            "index built now"
-            if txtai_meta["built"] == "now"
-            else f"index loaded from {txtai_meta['folder']}"
-        )
+        txtai_state = "measured"
 
     measured = len(items) - args.warmup
-    query = query_latency(query_engines(model, engines), [t for _, t in items], args.warmup)
+    console.print("each engine alone in its own process, taking turns:")
+    query = latencies(rounds(args, "query", list(ENGINES["query"]), name, console), BARE)
+    bulk_runs = rounds(args, "bulk", list(ENGINES["bulk"]), name, console)
+    floor_rate = statistics.median(r["chunks_per_s"] for r in bulk_runs[BARE])
+    bulk = {
+        engine: {
+            "chunks_per_s": statistics.median(r["chunks_per_s"] for r in results),
+            "repeats": [r["chunks_per_s"] for r in results],
+            "ratio_to_bare": statistics.median(r["chunks_per_s"] for r in results) / floor_rate,
+        }
+        for engine, results in bulk_runs.items()
+    }
     bulk_texts = [c.content for c in chunks[: args.bulk_chunks]]
     tokens = statistics.mean(c.token_count for c in chunks[: args.bulk_chunks])
-    bulk = bulk_throughput(
-        model,
-        {INT8: engines[INT8], INT8_OPS: plain, FP32: engines[FP32]},
-        bulk_texts,
-        args.repeats,
-    )
-    search = end_to_end(
-        db,
-        {INT8: engines[INT8], TORCH: engines[TORCH]},
-        SearchSettings(),
-        items,
-        args.warmup,
-        data.qrels,
-        txtai,
-    )
+    search = latencies(rounds(args, "search", searches, name, console), None)
     previous = previous_default(REPO)
 
     q_table, q_md = table(
-        f"query embedding, one query at a time, {measured} queries",
-        ["engine", "p50 ms", "p95 ms", "p50 / bare"],
+        f"query embedding, one query at a time, {measured} queries, median of "
+        f"{args.repeats} rounds",
+        ["engine", "p50 ms", "p95 ms", "p50 / bare", "round p50s"],
         [
-            [k, f"{r['p50_ms']:.1f}", f"{r['p95_ms']:.1f}", f"{r['ratio_to_bare']:.2f}"]
+            [
+                k,
+                f"{r['p50_ms']:.1f}",
+                f"{r['p95_ms']:.1f}",
+                f"{r['ratio_to_bare']:.2f}",
+                " ".join(f"{v:.1f}" for v in r["round_p50s"]),
+            ]
             for k, r in query.items()
         ],
     )
     b_table, b_md = table(
         f"bulk: the first {len(bulk_texts)} chunks (mean {tokens:.0f} tokens), "
-        f"median of {args.repeats}",
-        ["engine", "chunks/s", "repeats", "/ bare"],
+        f"median of {args.repeats} rounds",
+        ["engine", "chunks/s", "rounds", "/ bare"],
         [
             [
                 k,
@@ -160,7 +221,13 @@ def main(argv: list[str] | None = None) -> int:
         ],
     )
     rows = [
-        [k, f"{r['p50_ms']:.1f}", f"{r['p95_ms']:.1f}", f"{r['ndcg_at_10']:.3f}"]
+        [
+            k,
+            f"{r['p50_ms']:.1f}",
+            f"{r['p95_ms']:.1f}",
+            f"{r['ndcg_at_10']:.3f}",
+            " ".join(f"{v:.1f}" for v in r["round_p50s"]),
+        ]
         for k, r in search.items()
     ]
     if previous:
@@ -170,11 +237,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"{previous['p50_ms']:.1f}",
                 f"{previous['p95_ms']:.1f}",
                 "",
+                "",
             ]
         )
     s_table, s_md = table(
-        f"search end to end, {len(chunks):,} chunks, {measured} queries",
-        ["what", "p50 ms", "p95 ms", "nDCG@10"],
+        f"search end to end, {len(chunks):,} chunks, {measured} queries, median of "
+        f"{args.repeats} rounds",
+        ["what", "p50 ms", "p95 ms", "nDCG@10", "round p50s"],
         rows,
     )
 
@@ -215,17 +284,14 @@ def main(argv: list[str] | None = None) -> int:
             f"nDCG@10 {int8_search['ndcg_at_10']:.3f} against {other['ndcg_at_10']:.3f}",
         )
     notes = [
+        "every engine and floor timed alone in a process of its own, the engines taking "
+        "turns from round to round (bench/embedding/alone.py)",
         f"previous default: bench/results/search.md at {previous['commit']} (the numpy "
         "engine, which is gone: not measured again)"
         if previous
-        else f"previous default: git cannot show it in {REPO}"
+        else f"previous default: git cannot show it in {REPO}",
+        f"txtai {txtai_state}",
     ]
-    notes.append(f"txtai {txtai_state}")
-    if txtai_meta.get("built") == "now":
-        notes[-1] += (
-            f", built in {txtai_meta['build_s']:.0f} s "
-            f"({txtai_meta['build_chunks_per_s']:.1f} chunks/s)"
-        )
 
     md = [f"# Embedding engines ({time.strftime('%Y-%m-%d')})", ""]
     for rich_table, lines in ((q_table, q_md), (b_table, b_md), (s_table, s_md)):
@@ -241,10 +307,11 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "queries": measured,
         "warmup": args.warmup,
+        "rounds": args.repeats,
         "query_embedding": query,
         "bulk": {"chunks": len(bulk_texts), "mean_tokens": tokens, "engines": bulk},
         "search": {"chunks": len(chunks), "measures": search, "previous_default": previous},
-        "txtai": {"state": txtai_state, **txtai_meta},
+        "txtai": {"state": txtai_state},
         "targets": {k: {n: v for n, v in c.items() if n != "line"} for k, c in checks.items()},
     }
     console.print(write_report("embedding", report, md))

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 import psycopg
+from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from extraction.models import ExtractionContext
@@ -115,28 +116,23 @@ def claim(
 ) -> Unit | None:
     """Claim one unit, of kind ``prefer`` if there is one, and commit the claim;
     None when nothing is claimable now."""
-    row = conn.execute(
-        queries()["claim_work_unit"],
-        {
-            "worker": worker,
-            "lease_s": lease_s,
-            "models": Jsonb(models),
-            "build_id": build_id,
-            "kinds": list(kinds),
-            "prefer": prefer,
-        },
-    ).fetchone()
-    conn.commit()
-    if row is None:
-        return None
-    return Unit(
-        id=int(row["id"]),
-        build_id=int(row["build_id"]),
-        kind=str(row["kind"]),
-        items=list(row["items"]),
-        size=int(row["size"]),
-        attempts=int(row["attempts"]),
+    unit = (
+        conn.cursor(row_factory=class_row(Unit))
+        .execute(
+            queries()["claim_work_unit"],
+            {
+                "worker": worker,
+                "lease_s": lease_s,
+                "models": Jsonb(models),
+                "build_id": build_id,
+                "kinds": list(kinds),
+                "prefer": prefer,
+            },
+        )
+        .fetchone()
     )
+    conn.commit()
+    return unit
 
 
 def release(conn: Conn, unit: Unit, worker: str) -> None:

@@ -1,8 +1,13 @@
-"""The tools: each one's own logic and result shaping, in one class.
+"""The tools: each one declared once (name, description, ``Arguments`` model,
+envelope) with its own logic and result shaping, in one class.
 
 The frame every call goes through (admission, read snapshot, caches, metrics,
-the error envelope) is :mod:`server.service`; the MCP signatures the tools are
-published with are :mod:`server.app`.
+the error envelope) is :mod:`server.service`; :mod:`server.registry` publishes
+each tool from its declaration, and :mod:`server.reference` writes the tool
+reference (``docs/tools.md``) from it.
+
+May import ``server``'s lower modules, ``kg`` and ``search``; only the frame
+(:mod:`server.service`), the registry and the reference import this package.
 """
 
 from server.tools.base import Tool
@@ -23,3 +28,14 @@ TOOLS: tuple[type[Tool], ...] = (
     GetLifecycle,
     GetServerMetrics,
 )
+
+
+def tool_list() -> str:
+    """Every tool, a line each: its name and the first clause of what it does
+    (``python -m server --help``)."""
+    width = max(len(t.name) for t in TOOLS)
+    lines = []
+    for t in TOOLS:
+        first = t.description.split(". ")[0].split(": ")[0].rstrip(".")
+        lines.append(f"  {t.name:<{width}}  {first}")
+    return "\n".join(lines)

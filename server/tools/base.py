@@ -1,9 +1,10 @@
 """What every tool is made of, and the helpers the tools share.
 
-A :class:`Tool` says under which cache entry its answer is kept
+A :class:`Tool` declares itself once (its name, description, ``Arguments`` model
+and envelope), says under which cache entry its answer is kept
 (:meth:`Tool.key`) and how it answers (:meth:`Tool.answer`); the frame in
 :mod:`server.service` runs it (admission, read snapshot, caches, metrics, the
-error envelope).
+error envelope), and :mod:`server.registry` publishes it.
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pydantic import BaseModel
+
 from server.cache import TTLCache
 from server.cursor import CursorError
 from server.envelope import account, dumps, fit
 from server.errors import ErrorCode, ToolFailure
+from server.models import AnyEnvelope
 from server.settings import ResponseMode
+from server.tools.arguments import ToolArguments
 
 if TYPE_CHECKING:
     from server.service import Service
@@ -55,8 +60,12 @@ class Tool:
     """
 
     name: ClassVar[str]
-    #: the tool's arguments (a frozen dataclass): the parameters of its MCP signature
-    Arguments: ClassVar[type[Any]]
+    #: what the tool does, as MCP clients and the tool reference show it
+    description: ClassVar[str]
+    #: the tool's parameters, declared once (:mod:`server.tools.arguments`)
+    Arguments: ClassVar[type[ToolArguments]]
+    #: the model of the envelope it answers with (its published output schema)
+    Envelope: ClassVar[type[BaseModel]] = AnyEnvelope
     #: answered inside one read snapshot: wholly from one graph build
     snapshot: ClassVar[bool] = True
 

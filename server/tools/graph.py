@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, fields
 from typing import Any
+
+from pydantic import Field
 
 from kg.paths import Neighbourhood, PathResult
 from server.envelope import envelope
+from server.tools.arguments import (
+    ToolArguments,
+    Word,
+    entity_field,
+    relationship_types_field,
+    vendor_name_field,
+)
 from server.tools.base import Call, Keyed, Tool, vendor_key_name
 
 
@@ -19,9 +26,9 @@ class _GraphQuestion(Tool):
         the other arguments in their order."""
         types = args.relationship_types
         rest = [
-            getattr(args, f.name)
-            for f in fields(args)
-            if f.name not in ("vendor_name", "relationship_types")
+            getattr(args, name)
+            for name in type(args).model_fields
+            if name not in ("vendor_name", "relationship_types")
         ]
         return self.service.vendor_cache, (
             self.name,
@@ -35,14 +42,14 @@ class FindEntityPath(_GraphQuestion):
     """The shortest chain of relationships linking two entities of a vendor's graph."""
 
     name = "find_entity_path"
+    description = "The shortest chain of relationships linking two entities of a vendor's graph."
 
-    @dataclass(frozen=True)
-    class Arguments:
-        vendor_name: str
-        from_entity: str
-        to_entity: str
-        max_hops: int = 6
-        relationship_types: Sequence[str] | None = None
+    class Arguments(ToolArguments):
+        vendor_name: str = vendor_name_field()
+        from_entity: str = entity_field()
+        to_entity: str = entity_field()
+        max_hops: int = Field(6, ge=1, le=20, description="longest path (1-20)")
+        relationship_types: list[Word] | None = relationship_types_field()
 
     def fresh(self, call: Call, build: int, args: Arguments) -> dict[str, Any]:
         kg = self.service.kg
@@ -70,14 +77,14 @@ class GetEntityNeighbors(_GraphQuestion):
     relationships are dropped first, then the farthest neighbours, to fit the budget."""
 
     name = "get_entity_neighbors"
+    description = "Entities within depth relationships of an entity, closest first."
 
-    @dataclass(frozen=True)
-    class Arguments:
-        vendor_name: str
-        entity: str
-        depth: int = 1
-        relationship_types: Sequence[str] | None = None
-        limit: int = 50
+    class Arguments(ToolArguments):
+        vendor_name: str = vendor_name_field()
+        entity: str = entity_field("name or id")
+        depth: int = Field(1, ge=1, le=5, description="hops (1-5)")
+        relationship_types: list[Word] | None = relationship_types_field()
+        limit: int = Field(50, ge=1, le=500, description="most neighbours")
 
     def fresh(self, call: Call, build: int, args: Arguments) -> dict[str, Any]:
         kg = self.service.kg

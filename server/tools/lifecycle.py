@@ -11,8 +11,9 @@ cross-vendor risk list, ends of support) are paged and fitted to the token budge
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 from typing import Any
+
+from pydantic import Field
 
 from kg.errors import InvalidGraphRequest
 from kg.lifecycle import (
@@ -29,6 +30,13 @@ from kg.lifecycle import (
 from server.envelope import envelope
 from server.errors import ErrorCode, ToolFailure
 from server.settings import ResponseMode
+from server.tools.arguments import (
+    MAX_NAME_CHARS,
+    ToolArguments,
+    cursor_field,
+    response_mode_field,
+    vendor_name_field,
+)
 from server.tools.base import Call, Keyed, Tool, vendor_key_name
 
 #: The keys of a cycle (of :func:`kg.lifecycle.cycle_dict`) each mode shows.
@@ -142,24 +150,56 @@ class GetLifecycle(Tool):
     across vendors in a window, soonest first; cycles are paged."""
 
     name = "get_lifecycle"
+    description = (
+        "Which products and versions are supported, and until when: release cycles with "
+        "their support status as of a date, or the ends of support coming up across vendors."
+    )
 
-    @dataclass(frozen=True)
-    class Arguments:
-        vendor: str | None = None
-        product: str | None = None
-        version: str | None = None
-        as_of: str | None = None
-        within_days: int | None = None
-        response_mode: ResponseMode | None = None
-        page_size: int = 50
-        cursor: str | None = None
+    class Arguments(ToolArguments):
+        vendor_name: str | None = vendor_name_field(
+            "vendor name as a person would type it; alone: every product of the vendor",
+            required=False,
+        )
+        product: str | None = Field(
+            None,
+            min_length=1,
+            max_length=MAX_NAME_CHARS,
+            description="product name (case, the vendor's name before it and slugs do not "
+            "matter; 'Windows Server 2016' is the product and its version); without a vendor, "
+            "any vendor's product",
+        )
+        version: str | None = Field(
+            None,
+            min_length=1,
+            max_length=100,
+            description="a version to resolve to its release cycle ('17.0.2' -> '17')",
+        )
+        as_of: str | None = Field(
+            None,
+            min_length=1,
+            max_length=40,
+            description="the date the support status is for, YYYY-MM-DD (default today)",
+        )
+        within_days: int | None = Field(
+            None,
+            ge=1,
+            le=10_000,
+            description="instead: every end of support across vendors (or of vendor_name) "
+            "from as_of to this many days later, soonest first",
+        )
+        response_mode: ResponseMode | None = response_mode_field(
+            "ids_only (cycle names), metadata (default: status and dates), preview (what ends "
+            "next, latest release) or full (everything the note says)"
+        )
+        page_size: int = Field(50, ge=1, le=500, description="cycles per page")
+        cursor: str | None = cursor_field()
 
     def _bound(self, args: Arguments, day: dt.date) -> str:
         return "|".join(
             str(v)
             for v in (
                 self.name,
-                vendor_key_name(args.vendor or ""),
+                vendor_key_name(args.vendor_name or ""),
                 vendor_key_name(args.product or ""),
                 (args.version or "").strip().casefold(),
                 day.isoformat(),
@@ -187,18 +227,18 @@ class GetLifecycle(Tool):
                     "within_days lists ends of support across products: leave product and "
                     "version out (vendor narrows it to one vendor)."
                 )
-            events = kg.eol_risk(within_days=args.within_days, vendor=args.vendor, as_of=day)
+            events = kg.eol_risk(within_days=args.within_days, vendor=args.vendor_name, as_of=day)
             items = [_risk_item(e, mode) for e in events[offset : offset + args.page_size]]
             head: dict[str, Any] = {
                 "as_of": day.isoformat(),
                 "within_days": args.within_days,
                 "until": (day + dt.timedelta(days=args.within_days)).isoformat(),
-                "vendor": events[0].vendor if args.vendor and events else args.vendor,
+                "vendor": events[0].vendor if args.vendor_name and events else args.vendor_name,
             }
             return self._page(call, build, args, bound, offset, head, "events", items, len(events))
-        if args.vendor is None and args.product is None:
+        if args.vendor_name is None and args.product is None:
             raise InvalidGraphRequest("Give a vendor, a product, or within_days for the risk list.")
-        answer = kg.lifecycle(args.vendor, args.product, version=args.version, as_of=day)
+        answer = kg.lifecycle(args.vendor_name, args.product, version=args.version, as_of=day)
         cycles = [(p, c) for p in answer.products for c in p.cycles]
         items = [_cycle_item(p, c, mode) for p, c in cycles[offset : offset + args.page_size]]
         head = {

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from server.envelope import envelope
 from server.errors import failure_from
+from server.tools.arguments import ToolArguments
 from server.tools.base import Answer, Call, Tool
 
 
@@ -15,10 +14,10 @@ class GetServerMetrics(Tool):
     cached, and it answers even while the database is down (no read snapshot)."""
 
     name = "get_server_metrics"
+    description = "Per-tool call counts, latency percentiles, cache hit rates and errors."
     snapshot = False
 
-    @dataclass(frozen=True)
-    class Arguments:
+    class Arguments(ToolArguments):
         pass
 
     def answer(self, call: Call, args: Arguments) -> Answer:

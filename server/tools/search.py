@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 from typing import Any, NamedTuple
+
+from pydantic import Field
 
 from search.chunks import get_chunk
 from search.fusion import best_score
 from search.hybrid import SearchResult, ranked_hits
 from server.cursor import digest
 from server.envelope import envelope, warning
+from server.models import SearchEnvelope
 from server.settings import ResponseMode
 from server.shaping import check_fields, chunk_item, search_item, select_fields, visual_hints
+from server.tools.arguments import (
+    MAX_QUERY_CHARS,
+    ToolArguments,
+    Word,
+    cursor_field,
+    response_mode_field,
+)
 from server.tools.base import Answer, Call, Keyed, Tool
 
 
@@ -35,16 +43,37 @@ class SemanticSearch(Tool):
     """
 
     name = "semantic_search"
+    description = (
+        "Hybrid search (vector + full text, Reciprocal Rank Fusion) over the vendor notes. "
+        "Returns ranked chunks with scores, source file and category and chunk position; "
+        "more per result in heavier modes. Paginate with page_size and cursor."
+    )
+    Envelope = SearchEnvelope
     snapshot = False
 
-    @dataclass(frozen=True)
-    class Arguments:
-        query: str
-        top_k: int | None = None
-        response_mode: ResponseMode | None = None
-        fields: Sequence[str] | None = None
-        page_size: int | None = None
-        cursor: str | None = None
+    class Arguments(ToolArguments):
+        query: str = Field(
+            min_length=1,
+            max_length=MAX_QUERY_CHARS,
+            description="What to look for: natural language or keywords (1-500 characters); "
+            '"quoted phrases" and -word narrow the keyword side.',
+        )
+        top_k: int | None = Field(
+            None, ge=1, le=50, description="results per response (1-50, default 10)"
+        )
+        response_mode: ResponseMode | None = response_mode_field(
+            "ids_only (~10 tokens/result), metadata (default), preview (adds a 200-character "
+            "snippet and the section header) or full (adds the text and both arm scores)"
+        )
+        fields: list[Word] | None = Field(
+            None,
+            max_length=20,
+            description="only these result fields (must exist in the chosen mode)",
+        )
+        page_size: int | None = Field(
+            None, ge=1, le=50, description="results per page; replaces top_k"
+        )
+        cursor: str | None = cursor_field()
 
     def key(self, build: int, args: Arguments) -> Keyed:
         bound = self._request(args).bound
@@ -166,11 +195,13 @@ class GetChunk(Tool):
     """One chunk by id, by default in full: the step after a light search."""
 
     name = "get_chunk"
+    description = "One chunk by id, by default in full: the step after a light search."
 
-    @dataclass(frozen=True)
-    class Arguments:
-        chunk_id: int
-        response_mode: ResponseMode = "full"
+    class Arguments(ToolArguments):
+        chunk_id: int = Field(ge=1, description="chunk_id from semantic_search")
+        response_mode: ResponseMode = response_mode_field(
+            "ids_only, metadata, preview or full (default: the chunk's whole text)", "full"
+        )
 
     def key(self, build: int, args: Arguments) -> Keyed:
         return self.service.search_cache, ("chunk", args.chunk_id, args.response_mode)

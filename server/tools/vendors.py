@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from pydantic import Field
 
 from kg.vendors import VendorInfo
 from server.cursor import digest
 from server.envelope import envelope
+from server.models import VendorEnvelope
 from server.settings import ResponseMode
 from server.shaping import vendor_result
+from server.tools.arguments import (
+    ToolArguments,
+    cursor_field,
+    response_mode_field,
+    vendor_name_field,
+)
 from server.tools.base import Call, Keyed, Tool, vendor_key_name
 from server.tools.lifecycle import answer_day, lifecycle_summary
 
@@ -19,12 +27,21 @@ class FindVendorInfo(Tool):
     relationships; relationships are dropped first, then entities, to fit the budget."""
 
     name = "find_vendor_info"
+    description = (
+        "A vendor's knowledge graph: statistics, most important entities and relationships."
+    )
+    Envelope = VendorEnvelope
 
-    @dataclass(frozen=True)
-    class Arguments:
-        vendor_name: str
-        response_mode: ResponseMode | None = None
-        include_relationships: bool = True
+    class Arguments(ToolArguments):
+        vendor_name: str = vendor_name_field()
+        response_mode: ResponseMode | None = response_mode_field(
+            "ids_only (entity and relationship ids), metadata (default: statistics), preview "
+            "(top 5 entities and relationships) or full (capped graph: at most 100 entities "
+            "and 500 relationships)"
+        )
+        include_relationships: bool = Field(
+            True, description="include relationships (default true)"
+        )
 
     def key(self, build: int, args: Arguments) -> Keyed:
         # the lifecycle summary is as of today: a cached answer is not tomorrow's
@@ -106,11 +123,11 @@ class ListVendors(Tool):
     """Vendors in the knowledge base with their aliases and counts, by name, paged."""
 
     name = "list_vendors"
+    description = "Vendors in the knowledge base with their aliases and counts, by name."
 
-    @dataclass(frozen=True)
-    class Arguments:
-        page_size: int = 20
-        cursor: str | None = None
+    class Arguments(ToolArguments):
+        page_size: int = Field(20, ge=1, le=100, description="vendors per page")
+        cursor: str | None = cursor_field()
 
     def key(self, build: int, args: Arguments) -> Keyed:
         bound = _bound(args.page_size)

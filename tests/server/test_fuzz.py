@@ -178,7 +178,7 @@ SPEC: dict[str, dict[str, Param]] = {
         "limit": Param("int", lo=1, hi=500),
     },
     "get_lifecycle": {
-        "vendor": Param("str", nullable=True, lo=1, hi=MAX_NAME),
+        "vendor_name": Param("str", nullable=True, lo=1, hi=MAX_NAME),
         "product": Param("str", nullable=True, lo=1, hi=MAX_NAME),
         "version": Param("str", nullable=True, lo=1, hi=100),
         "as_of": Param("str", nullable=True, lo=1, hi=40),
@@ -340,11 +340,19 @@ class Expect:
         return cls(frozenset(codes), says)
 
 
+#: Other names a parameter is accepted under, in every tool that has the parameter.
+ALIASES = {"vendor": "vendor_name"}
+
+
 def predict(tool: str, raw: dict[str, Any], facts: Facts) -> Expect:
-    args = carried(raw)
     spec = SPEC[tool]
-    if set(args) - set(spec):
+    sent = carried(raw)
+    names = {k: ALIASES[k] if ALIASES.get(k) in spec else k for k in sent}
+    if set(names.values()) - set(spec):
         return Expect.of(INVALID, says="Unknown parameter")
+    if len(set(names.values())) < len(names):
+        return Expect.of(INVALID, says="given twice")
+    args = {names[k]: v for k, v in sent.items()}
     if has_surrogate(args):
         return Expect.of(INVALID, says="surrogate")
     query = args.get("query")
@@ -432,7 +440,7 @@ def _lifecycle(a: dict[str, Any], facts: Facts) -> Expect:
         return Expect.of(INVALID, says="as_of")
     if a.get("cursor") is not None:  # cursors of this tool are never harvested
         return Expect.of(INVALID)
-    within, vendor, product = a.get("within_days"), a.get("vendor"), a.get("product")
+    within, vendor, product = a.get("within_days"), a.get("vendor_name"), a.get("product")
     if within is not None and (product is not None or a.get("version") is not None):
         return Expect.of(INVALID, says="within_days")
     if within is None and vendor is None and product is None:

@@ -70,8 +70,7 @@ def test_registered_tools_their_arguments_and_whether_they_take_a_context() -> N
     assert [t.name for t in sdk.registered_tools(server)] == ["echo", "count"]
     model = sdk.argument_model(echo)
     assert set(model.model_fields) == {"text", "times", "tags"}  # the Context is none
-    validated = model.model_validate({"text": "hi", "times": 2, "tags": ["a"]}, strict=True)
-    assert sdk.keyword_arguments(validated) == {"text": "hi", "times": 2, "tags": ["a"]}
+    model.model_validate({"text": "hi", "times": 2, "tags": ["a"]}, strict=True)
     for wrong in ({"text": "too long"}, {"text": "hi", "times": "2"}, {}):
         with pytest.raises(ValidationError):
             model.model_validate(wrong, strict=True)
