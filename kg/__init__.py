@@ -1,4 +1,5 @@
-"""The vendor knowledge graph in networkx: disambiguation, statistics, capped graphs, paths.
+"""The vendor knowledge graph in networkx: disambiguation, statistics, capped graphs, paths;
+release cycles as of a date, and bills of materials checked against them.
 
 PostgreSQL is the source of truth; the graphs here are derived per vendor,
 cached until the next graph build, and disposable. Start with

@@ -45,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
         "python -m kg",
         "Explore per-vendor knowledge graphs built by `python -m extraction`: resolve a "
         "vendor name, show statistics, export a capped graph, find paths and cross-vendor "
-        "links, and measure vendor disambiguation.",
+        "links, answer release-cycle questions, and check a bill of materials against them.",
         _environment_help(),
     )
 
