@@ -127,6 +127,9 @@ def _text(value: Any, where: str, field: str, problems: _Problems) -> str | None
     if len(value) > MAX_FIELD:
         problems.add(f"{where}: {field} is {len(value):,} characters long: left out")
         return None
+    if "\x00" in value:  # no text a database stores holds one
+        problems.add(f"{where}: {field} holds a NUL character: left out")
+        return None
     return value or None
 
 

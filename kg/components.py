@@ -162,6 +162,10 @@ def checked_components(items: object, limit: int) -> list[Component]:
             value = item.get(key)
             if value is not None and (not isinstance(value, str) or len(value) > 1000):
                 raise InvalidGraphRequest(f"components[{i}].{key} must be text (1000 at most).")
+            if isinstance(value, str) and "\x00" in value:
+                raise InvalidGraphRequest(
+                    f"components[{i}].{key} holds a NUL character: send plain text."
+                )
             fields[key] = (value.strip() or None) if isinstance(value, str) else None
         if not (fields["purl"] or fields["cpe"] or fields["name"]):
             raise InvalidGraphRequest(f"components[{i}] needs a purl, a cpe or a name.")

@@ -10,6 +10,7 @@ from kg.errors import (
     EntityNotFound,
     GraphError,
     GraphFailed,
+    IdentifiersMissing,
     InvalidGraphRequest,
     ProductAmbiguous,
     ProductNotFound,
@@ -39,6 +40,7 @@ class ErrorCode(StrEnum):
     SEARCH_FAILED = "SEARCH_FAILED"
     PRODUCT_NOT_FOUND = "PRODUCT_NOT_FOUND"
     PRODUCT_AMBIGUOUS = "PRODUCT_AMBIGUOUS"
+    NOT_BUILT = "NOT_BUILT"
 
 
 RECOVERY = {
@@ -55,6 +57,8 @@ RECOVERY = {
     ErrorCode.PRODUCT_NOT_FOUND: "Use a name from details.suggestions, or get_lifecycle with "
     "only the vendor to list its products.",
     ErrorCode.PRODUCT_AMBIGUOUS: "Use one of the full product names in details.suggestions.",
+    ErrorCode.NOT_BUILT: "The knowledge base lacks what the answer needs: rebuild it with "
+    "`python -m extraction rebuild-graph` (the message says what is missing).",
 }
 
 
@@ -117,6 +121,8 @@ def failure_from(exc: BaseException) -> ToolFailure | None:
         return ToolFailure(ErrorCode.QUERY_TOO_LONG, str(exc))
     if isinstance(exc, InvalidSearch | InvalidGraphRequest):
         return ToolFailure(ErrorCode.INVALID_PARAMS, str(exc))
+    if isinstance(exc, IdentifiersMissing):
+        return ToolFailure(ErrorCode.NOT_BUILT, str(exc))
     if isinstance(exc, GraphFailed | DatabaseError):
         return ToolFailure(ErrorCode.DB_CONNECTION, f"The database is unavailable: {exc}")
     if isinstance(exc, SearchUnavailable):

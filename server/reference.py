@@ -53,7 +53,13 @@ def _tool(tool: type[Tool]) -> str:
         "| parameter | type | default | limits | description |",
         "|---|---|---|---|---|",
     ]
+    nested: list[tuple[str, dict[str, Any]]] = []
     for name, prop in properties.items():
+        ref = prop.get("items", {}).get("$ref", "")
+        if ref:
+            item = schema["$defs"][ref.rsplit("/", 1)[-1]]
+            nested.append((name, item))
+            prop = {**prop, "items": {"type": f"`{name}` item (below)"}}
         also = aliases(tool.Arguments, name)
         shown = f"`{name}`" + (" (also " + ", ".join(f"`{a}`" for a in also) + ")" if also else "")
         kind, limits = _kind(prop)
@@ -61,6 +67,18 @@ def _tool(tool: type[Tool]) -> str:
         description = str(prop.get("description", "")).replace("|", "\\|")
         lines.append(f"| {shown} | {kind} | {default} | {limits} | {description} |")
     lines.append("")
+    for name, item in nested:
+        lines += [
+            f"Each `{name}` item: {item.get('description', '')}",
+            "",
+            "| field | type | limits | description |",
+            "|---|---|---|---|",
+        ]
+        for field, prop in item.get("properties", {}).items():
+            kind, limits = _kind(prop)
+            description = str(prop.get("description", "")).replace("|", "\\|")
+            lines.append(f"| `{field}` | {kind} | {limits} | {description} |")
+        lines.append("")
     return "\n".join(lines)
 
 

@@ -11,6 +11,7 @@ May import ``server``'s lower modules, ``kg`` and ``search``; only the frame
 """
 
 from server.tools.base import Tool
+from server.tools.components import CheckComponents
 from server.tools.graph import FindEntityPath, GetEntityNeighbors
 from server.tools.lifecycle import GetLifecycle
 from server.tools.metrics import GetServerMetrics
@@ -26,6 +27,7 @@ TOOLS: tuple[type[Tool], ...] = (
     FindEntityPath,
     GetEntityNeighbors,
     GetLifecycle,
+    CheckComponents,
     GetServerMetrics,
 )
 

@@ -111,7 +111,7 @@ class Param:
     """One tool parameter: JSON type, whether required or nullable, and bounds
     (string length, list length or integer value)."""
 
-    kind: str  # "str" | "int" | "bool" | "mode" | "strlist"
+    kind: str  # "str" | "int" | "bool" | "mode" | "strlist" | "components"
     required: bool = False
     nullable: bool = False
     lo: int | None = None
@@ -130,6 +130,12 @@ class Param:
             return type(value) is bool
         if self.kind == "mode":
             return isinstance(value, str) and value in MODES
+        if self.kind == "components":
+            return (
+                isinstance(value, list)
+                and all(component_accepted(v) for v in value)
+                and self._within(len(value))
+            )
         assert self.kind == "strlist"
         return (
             isinstance(value, list)
@@ -142,6 +148,29 @@ class Param:
 
 
 MISSING: Any = object()
+#: A component's fields and the longest text each takes (check_components).
+COMPONENT_FIELDS = {
+    "purl": 1000,
+    "cpe": 1000,
+    "name": 1000,
+    "group": 1000,
+    "version": 100,
+    "ref": 1000,
+}
+
+
+def component_accepted(value: Any) -> bool:
+    """An object of known fields, each null or text of 1 to its limit characters."""
+    return (
+        isinstance(value, dict)
+        and set(value) <= set(COMPONENT_FIELDS)
+        and all(
+            v is None or (isinstance(v, str) and 1 <= len(v) <= COMPONENT_FIELDS[k])
+            for k, v in value.items()
+        )
+    )
+
+
 NAME = Param("str", required=True, lo=1, hi=MAX_NAME)
 TYPES = Param("strlist", nullable=True, hi=20)
 SPEC: dict[str, dict[str, Param]] = {
@@ -181,6 +210,14 @@ SPEC: dict[str, dict[str, Param]] = {
         "vendor_name": Param("str", nullable=True, lo=1, hi=MAX_NAME),
         "product": Param("str", nullable=True, lo=1, hi=MAX_NAME),
         "version": Param("str", nullable=True, lo=1, hi=100),
+        "as_of": Param("str", nullable=True, lo=1, hi=40),
+        "within_days": Param("int", nullable=True, lo=1, hi=10_000),
+        "response_mode": Param("mode", nullable=True),
+        "page_size": Param("int", lo=1, hi=500),
+        "cursor": Param("str", nullable=True, hi=1000),
+    },
+    "check_components": {
+        "components": Param("components", required=True, lo=1, hi=5_000),
         "as_of": Param("str", nullable=True, lo=1, hi=40),
         "within_days": Param("int", nullable=True, lo=1, hi=10_000),
         "response_mode": Param("mode", nullable=True),
@@ -448,6 +485,22 @@ def _lifecycle(a: dict[str, Any], facts: Facts) -> Expect:
     return Expect(frozenset({OK, INVALID, NOT_FOUND, AMBIGUOUS, NO_PRODUCT, PRODUCTS}))
 
 
+def _components(a: dict[str, Any], facts: Facts) -> Expect:
+    """A well-formed call is answered, matched or not; only a date that is none, a
+    cursor never given out or a component naming nothing is refused."""
+    as_of = a.get("as_of")
+    if as_of is not None and not _calendar_day(as_of):
+        return Expect.of(INVALID, says="as_of")
+    if a.get("cursor") is not None:  # cursors of this tool are never harvested
+        return Expect.of(INVALID)
+    for c in a["components"]:  # the first component refused is named
+        if any("\x00" in (v or "") for v in c.values()):
+            return Expect.of(INVALID, says="NUL")
+        if not any((c.get(k) or "").strip() for k in ("purl", "cpe", "name")):
+            return Expect.of(INVALID, says="needs a purl")
+    return Expect.of(OK)
+
+
 def _calendar_day(text: str) -> bool:
     if not ISO_DAY.match(text.strip()):
         return False
@@ -466,6 +519,7 @@ SEMANTICS: dict[str, Callable[[dict[str, Any], Facts], Expect]] = {
     "find_entity_path": lambda a, f: _graph(a, f, [a["from_entity"], a["to_entity"]]),
     "get_entity_neighbors": lambda a, f: _graph(a, f, [a["entity"]]),
     "get_lifecycle": _lifecycle,
+    "check_components": _components,
     "get_server_metrics": lambda a, f: Expect.of(OK),
 }
 
@@ -799,6 +853,38 @@ def strategies(facts: Facts) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
         return draw(arguments(params, good))
 
     list_cursors = [c for c in facts.cursors if c.tool == "vendors"]
+    field_value = weighted(
+        (
+            60,
+            st.sampled_from(
+                [
+                    "pkg:pypi/django@4.2.1",
+                    "pkg:generic/python@3.12.1",
+                    "cpe:2.3:a:atlassian:jira:10.2:*:*:*:*:*:*:*",
+                    "cpe:/a:python:python",
+                    "Python",
+                    "jira",
+                    "3.12.1",
+                    "v17",
+                    "pkg:npm/%40types/node@14.0.23?arch=x86&x=%zz",
+                ]
+            ),
+        ),
+        (25, texts),
+        (10, st.sampled_from(["", " ", "x" * 1001, "pkg:", "cpe:2.3:"])),
+        (5, st.one_of(st.integers(), st.none(), st.lists(st.text(max_size=3), max_size=2))),
+    )
+    component = weighted(
+        (
+            90,
+            st.dictionaries(
+                st.sampled_from(["purl", "cpe", "name", "group", "version", "ref"]),
+                field_value,
+                max_size=4,
+            ),
+        ),
+        (10, st.one_of(anything, st.dictionaries(st.text(max_size=6), field_value, max_size=2))),
+    )
     per_tool = {
         "semantic_search": weighted((75, search), (25, search_next())),
         "find_vendor_info": arguments(
@@ -855,6 +941,18 @@ def strategies(facts: Facts) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
                 "page_size": (st.integers(0, 501), False),
             }
         ),
+        "check_components": arguments(
+            {
+                "components": (st.lists(component, min_size=0, max_size=4), True),
+                "as_of": (
+                    st.sampled_from(["2026-01-15", "2024-13-01", "2024", "", "2020-02-30"]),
+                    False,
+                ),
+                "within_days": (st.integers(-2, 10_002), False),
+                "response_mode": (modes, False),
+                "page_size": (st.integers(0, 501), False),
+            }
+        ),
         "get_server_metrics": arguments({}),
     }
     share = {
@@ -865,6 +963,7 @@ def strategies(facts: Facts) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
         "find_entity_path": 15,
         "get_entity_neighbors": 15,
         "get_lifecycle": 10,
+        "check_components": 10,
         "get_server_metrics": 10,
     }
     return weighted(*((share[t], st.tuples(st.just(t), per_tool[t])) for t in TOOLS))

@@ -69,6 +69,7 @@ def test_tools_resources_and_schemas_are_published(sample: Harness) -> None:
         "find_entity_path",
         "get_entity_neighbors",
         "get_lifecycle",
+        "check_components",
         "get_server_metrics",
     }
     for tool in tools:
