@@ -132,6 +132,13 @@ class Namer:
             entry is not None and entry.type == "PRODUCT" and entry.name == " ".join(text.split())
         )
 
+    def distinct_products(self, a: str, b: str) -> bool:
+        """Whether the corpus declares ``a`` and ``b`` as two products."""
+        if self.gazetteer is None:
+            return False
+        x, y = self.gazetteer.lookup(a), self.gazetteer.lookup(b)
+        return x is not None and y is not None and x != y and x.type == y.type == "PRODUCT"
+
     def canonical(self, name: str, label: str) -> tuple[str, str, bool]:
         """(name, type, known) for a mention: the gazetteer's entry when it knows
         the name, or the product it names with a version, release words or a
@@ -270,8 +277,15 @@ def settle_names(
         words = key.split()
         for cut in range(1, len(words)):
             head, rest = " ".join(words[:cut]), " ".join(words[cut:])
-            # "hashicorp nomad" and "nomad", "jetbrains mps" and "mps": one product
-            if head in owners and rest in spelled and (rest in products or key in products):
+            # "hashicorp nomad" and "nomad", "jetbrains mps" and "mps": one product; with
+            # another owner's name in front, not when the corpus declares both as products
+            # of their own ("Slackware Linux" and "Linux")
+            if (
+                head in owners
+                and rest in spelled
+                and (rest in products or key in products)
+                and (head in vendor_keys or not namer.distinct_products(key, rest))
+            ):
                 union(key, rest)
     groups: dict[str, list[str]] = {}
     for key in spelled:

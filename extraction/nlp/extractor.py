@@ -136,8 +136,8 @@ def mask_markup(text: str) -> str:
     'v5 •      v6 —      it'
     >>> mask_markup("the [Eclipse AQAvit project](https://x.org/a) tests")
     'the  Eclipse AQAvit project                   tests'
-    >>> mask_markup("> XCP-ng is based on\n> Xen.")
-    '  XCP-ng is based on\n  Xen.'
+    >>> mask_markup("> XCP-ng is based on\\n> Xen.")
+    '  XCP-ng is based on\\n  Xen.'
     """
     import html
 

@@ -64,16 +64,25 @@ from extraction.nlp.relation_words import PRODUCT_NOUNS
 #: Words of each rule's trigger (lower case: the lemmatizer is off).
 BUILD_ON = frozenset(
     """
-    built build builds building based base bases runs run running relies rely relying depends
-    depend depending layered sits sit
+    built build builds building based base bases relies rely relying depends depend depending
+    layered sits sit
     """.split()  # noqa: SIM905
 )
+RUN = frozenset(["runs", "run", "running"])
 DERIVE = frozenset(["forked", "derived", "ported", "spun", "branched"])
 BASE_NOUNS = frozenset(
     """
     fork forks derivative derivatives clone port variant flavor flavour build builds distribution
     distributions distro rebuild respin implementation reimplementation superset version edition
     downstream
+    """.split()  # noqa: SIM905
+)
+#: Nouns of a derived thing named after its base ("a Linux distribution"); not
+#: "edition" or "version", which name a variant ("the Go edition", "Community version").
+DERIVED_KINDS = frozenset(
+    """
+    distribution distributions distro derivative fork build rebuild respin spin port clone
+    flavor flavour variant downstream
     """.split()  # noqa: SIM905
 )
 #: Nouns of what extends a platform, in "X, a <noun> for Y" ("a controller for
@@ -150,6 +159,12 @@ _MAX_CLIMB = 8
 #: Longest sentence the patterns read (longer: a list or a table, not prose).
 MAX_SENTENCE_TOKENS = 250
 _NOMINAL = frozenset(["NOUN", "PROPN", "PRON", "X"])
+#: Nouns of organisations: "a Seattle-based company" says where, not what on.
+_ORG_NOUNS = frozenset(
+    """
+    company companies firm startup start-up organization organisation group team studio
+    """.split()  # noqa: SIM905
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +233,23 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
             ],
         ],
     ),
+    "runs_on": (
+        "BASED_ON",
+        [
+            [  # "Clojure runs on JVM", "capable of running on top of TensorFlow"
+                _trigger(_any(RUN)),
+                _node("trigger", ">", "prep", _prep(["on", "atop"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj", "LOWER": {"NOT_IN": ["top"]}}),
+            ],
+            [
+                _trigger(_any(RUN)),
+                _node("trigger", ">", "prep", _prep(["on"])),
+                _node("prep", ">", "top", {"DEP": "pobj", "LOWER": "top"}),
+                _node("top", ">", "of", _prep(["of"])),
+                _node("of", ">", "tgt", {"DEP": "pobj"}),
+            ],
+        ],
+    ),
     "derived": (
         "BASED_ON",
         [
@@ -237,7 +269,7 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
             [  # "a Linux distribution", "a community-driven Debian derivative"
-                _trigger({**_any(BASE_NOUNS), "DEP": {"IN": ["attr", "appos", "oprd"]}}),
+                _trigger({**_any(DERIVED_KINDS), "DEP": {"IN": ["attr", "appos", "oprd"]}}),
                 _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
             ],
         ],
@@ -509,6 +541,21 @@ class _Ends:
                         return [m]
         return []
 
+    def _named_kind(self, noun: Token) -> Mention | None:
+        """The name of a definite noun phrase made of a name and a kind of thing ("the
+        MeeGo operating system"); an indefinite one ("a PHP framework") only
+        describes, and what modifies it is no product."""
+        if self.owner[noun.i] >= 0 or not any(
+            c.dep_ == "det" and c.lower_ == "the" for c in noun.children
+        ):
+            return None
+        names = [
+            m
+            for c in noun.children
+            if c.dep_ in ("compound", "nmod") and (m := self.at(c)) is not None and not m.pronoun
+        ]
+        return names[0] if len(names) == 1 else None
+
     def _runs_on(self, m: Mention, head: Token) -> bool:
         end = m.span.end
         if end >= len(self.doc) or end == head.i:
@@ -534,6 +581,13 @@ class _Ends:
             relative = bool(subjects) and subjects[0].tag_ in ("WDT", "WP")
             if subjects and not (relative and tok.dep_ == "relcl"):
                 return self.names(subjects[0], inside=False)
+            if tok.dep_ == "appos":
+                # an appositive describes the name it stands beside ("OpenOffice.org, an
+                # open-sourced version of StarOffice"): no name there, no relation
+                host_names = self.names(tok.head, inside=False)
+                return host_names if host_names else []
+            if tok.dep_ == "acl" and (named := self._named_kind(tok.head)) is not None:
+                return [named]  # "the MeeGo operating system made by Nokia" is MeeGo
             if tok.dep_ in ("relcl", "acl"):
                 # "X, which was acquired by V", "a fork of Y that is managed by V";
                 # a clause on a name in a list or a phrase ("for Windows and MacOS made
@@ -682,11 +736,17 @@ def _slot_typed(f: PatternFound) -> PatternFound:
     (or nobody) typed it: "runs on ... Common Language Runtime" is no person."""
     want_source, want_target = SLOT_TYPES[f.type]
     source, target = f.source, f.target
-    if want_source and source.label != want_source and (source.guessed or _guessed_other(source)):
+    if want_source and _retyped(source, want_source):
         source = Mention(source.span, want_source, source.canonical, source.pronoun, True, True)
-    if want_target and target.label != want_target and (target.guessed or _guessed_other(target)):
+    if want_target and _retyped(target, want_target):
         target = Mention(target.span, want_target, target.canonical, target.pronoun, True, True)
     return PatternFound(f.type, f.rule, source, target, f.sentence, f.detail)
+
+
+def _retyped(m: Mention, want: str) -> bool:
+    """A slot's type wins over a run nobody typed or over the model's organisation or
+    person; a place stays a place ("California-based")."""
+    return m.label != want and (m.guessed or (_guessed_other(m) and m.label != "LOCATION"))
 
 
 def slot_typed_spans(found: Sequence[PatternFound]) -> dict[tuple[int, int], str]:
@@ -712,8 +772,10 @@ def _pairs(ends: _Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator
             and not m.pronoun
             and (m.label == "PRODUCT" or m.span.kb_id_ == "ner")
         ]
-        base = min(named, key=lambda m: m.span.start, default=None)
-        for s in ends.about(trigger, True) if base is not None else []:
+        if not named:
+            return
+        base = min(named, key=lambda m: m.span.start)
+        for s in ends.about(trigger, True):
             if s.span.start != base.span.start:
                 yield PatternFound(rtype, rule, s, base, trigger.sent)
         return
@@ -722,8 +784,23 @@ def _pairs(ends: _Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator
         if owner is not None and owned is not None and not owner.pronoun:
             yield PatternFound(rtype, rule, owner, owned, trigger.sent)
         return
-    if rule == "based_on" and any(c.dep_ == "dobj" for c in trigger.children):
+    if any(c.dep_ == "neg" for c in trigger.children):
+        return  # "It does not rely on browsers, DOM, or any JavaScript framework"
+    if rule == "runs_on" and any(c.dep_ == "dobj" for c in trigger.children):
         return  # "used to run Kubernetes on Azure": Kubernetes runs on Azure, not the service
+    if rule == "y_based":
+        # the noun that says what the subject is ("KEDA is a Kubernetes-based Event Driven
+        # Autoscaler"), not one it mentions ("UDP-based media traffic"); a thing, not a
+        # place ("a San Francisco, California-based software company")
+        noun = trigger.head
+        while noun.dep_ in ("compound", "nmod", "amod") and noun.head.i != noun.i:
+            noun = noun.head
+        if (
+            noun.dep_ not in ("attr", "appos", "ROOT")
+            or noun.lower_ in _ORG_NOUNS
+            or any(m.label == "LOCATION" for m in ends.names(at["tgt"]))
+        ):
+            return
     if rule == "for_noun" and _lists_things(at["tgt"]):
         return  # "a service mesh for containers, Kubernetes and VMs": targets, not a base
     if "doing" in at and at["tgt"].dep_ == "dobj" and ends.at(at["tgt"]) is not None:
@@ -806,8 +883,19 @@ def _support(ends: _Ends, support: Token) -> Iterator[PatternFound]:
             continue
         seen.add((p.span.start, p.span.end))
         for product in products:
-            if p.canonical.casefold() != product.canonical.casefold():
+            if not _same_maker(p.canonical, product.canonical):
                 yield PatternFound("SUPPORTS", "support", p, product, sent, offering)
+
+
+def _same_maker(provider: str, product: str) -> bool:
+    """The maker's own support ("Kong" for Kong Gateway, "Grafana Labs" for Grafana):
+    the seller's name and the product's share their first word.
+
+    >>> _same_maker("Grafana Labs", "Grafana"), _same_maker("HeroDevs", "Vue")
+    (True, False)
+    """
+    a, b = provider.casefold().split(), product.casefold().split()
+    return bool(a) and bool(b) and a[0].strip(".,") == b[0].strip(".,")
 
 
 def _providers(ends: _Ends, pobj: Token) -> list[Mention]:
@@ -818,6 +906,18 @@ def _providers(ends: _Ends, pobj: Token) -> list[Mention]:
         owners = [m for c in pobj.children if c.dep_ == "poss" and (m := ends.at(c)) is not None]
         if owners:
             return owners
+    if ends.at(pobj) is None:
+        # "the HeroDevs Never-Ending Support initiative (NES, formerly XLTS)": the name
+        # modifying the offering, not the acronym beside it
+        named = [
+            m
+            for c in pobj.children
+            if c.dep_ in _MODIFIERS
+            for t in _modifier_words(c)
+            if (m := ends.at(t)) is not None and not m.pronoun
+        ]
+        if named:
+            return [_seller(min(named, key=lambda m: m.span.start))]
     return [_seller(m) for m in ends.names(pobj) if not m.pronoun]
 
 

@@ -118,6 +118,7 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     # The dependency patterns of extraction.nlp.relation_patterns, one family per rule
     # (path bucket "*"; "p" when an end is the note's subject standing in for "It").
     ("BASED_ON", "pattern:based_on", "*", "*"): 0.6,
+    ("BASED_ON", "pattern:runs_on", "*", "*"): 0.6,
     ("BASED_ON", "pattern:derived", "*", "*"): 0.6,
     ("BASED_ON", "pattern:base_noun", "*", "*"): 0.6,
     ("BASED_ON", "pattern:powered", "*", "*"): 0.6,

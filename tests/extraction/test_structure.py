@@ -401,3 +401,26 @@ def test_a_product_name_in_the_plural_is_the_product() -> None:
     semeru = [e for e in graph.entities if e.name.startswith("IBM Semeru")]
     assert len(semeru) == 1 and semeru[0].mention_count == 2
     assert (semeru[0].name, "BASED_ON", "OpenJDK") in _edges(graph)
+
+
+def test_a_name_the_corpus_declares_is_not_taken_into_another_owner_s_product() -> None:
+    slackware = b"---\ntitle: Slackware Linux\n---\nSlackware Linux is old.\n"
+    linux = b"---\ndisplay_name: Linux\ncreated_by: Linus Torvalds\ntopic: linux\n---\nA kernel.\n"
+    docs = [
+        doc("_unattributed", "eol-slackware.md", slackware),
+        doc("Linus", "topic-linux.md", linux),
+    ]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    text = "Slackware is a group. Tails is a Linux distribution. Slackware Linux ships."
+    row = _row(
+        text,
+        [
+            ("Slackware", "ORG", "ner"),  # an owner's name, as far as the model knows
+            ("Linux", "PRODUCT", "ruler"),
+            ("Slackware Linux", "PRODUCT", "ruler"),
+        ],
+        [],
+    )
+    graph = build_vendor_graph([row], gazetteer=g)
+    names = {e.name for e in graph.entities}
+    assert {"Linux", "Slackware Linux"} <= names  # two products, not one
