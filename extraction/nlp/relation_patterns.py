@@ -85,6 +85,8 @@ DERIVED_KINDS = frozenset(
     flavor flavour variant downstream
     """.split()  # noqa: SIM905
 )
+#: Nouns of a kind of product a name can stand in front of ("the MeeGo operating system").
+_KIND_NOUNS = (PRODUCT_NOUNS | frozenset(["system"])) - frozenset(["distribution", "distributions"])
 #: Nouns of what extends a platform, in "X, a <noun> for Y" ("a controller for
 #: Kubernetes", "a compiler for Clojure"); not what merely targets one ("a desktop
 #: environment for Linux", "a language for the JVM", "a suite for Windows").
@@ -545,10 +547,12 @@ class _Ends:
         """The name of a definite noun phrase made of a name and a kind of thing ("the
         MeeGo operating system"); an indefinite one ("a PHP framework") only
         describes, and what modifies it is no product."""
-        if self.owner[noun.i] >= 0 or not any(
-            c.dep_ == "det" and c.lower_ == "the" for c in noun.children
+        if (
+            self.owner[noun.i] >= 0
+            or noun.lower_ not in _KIND_NOUNS
+            or not any(c.dep_ == "det" and c.lower_ == "the" for c in noun.children)
         ):
-            return None
+            return None  # not "the modern Jamstack era", not "the Linux distribution"
         names = [
             m
             for c in noun.children
@@ -588,6 +592,12 @@ class _Ends:
                 return host_names if host_names else []
             if tok.dep_ == "acl" and (named := self._named_kind(tok.head)) is not None:
                 return [named]  # "the MeeGo operating system made by Nokia" is MeeGo
+            if (
+                tok.dep_ in ("relcl", "acl")
+                and tok.head.dep_ == "pobj"
+                and not (self.names(tok.head, inside=False))
+            ):
+                return []  # "the next step for sites running on Drupal 7": the sites'
             if tok.dep_ in ("relcl", "acl"):
                 # "X, which was acquired by V", "a fork of Y that is managed by V";
                 # a clause on a name in a list or a phrase ("for Windows and MacOS made
@@ -879,11 +889,23 @@ def _support(ends: _Ends, support: Token) -> Iterator[PatternFound]:
     offering = _offering(support)
     seen: set[tuple[int, int]] = set()
     for p in providers:
-        if (p.span.start, p.span.end) in seen:
-            continue
+        if (p.span.start, p.span.end) in seen or (p.label == "PRODUCT" and p.span.kb_id_ != "ner"):
+            continue  # a declared product sells nothing ("ESLint's partners")
         seen.add((p.span.start, p.span.end))
+        # the seller's noun phrase ("the OpenSSL Software Services"), not the words
+        # before it ("of jQuery through the HeroDevs ...")
+        first = p.span.start
+        while first > sent.start and first > p.span.start - 3:
+            before = support.doc[first - 1]
+            if before.pos_ not in ("PROPN", "NOUN", "DET", "ADJ") or before.is_punct:
+                break
+            first -= 1
+        named_as = support.doc[first : p.span.end].text.casefold()
         for product in products:
-            if not _same_maker(p.canonical, product.canonical):
+            if not (
+                _same_maker(p.canonical, product.canonical)
+                or product.canonical.casefold() in named_as
+            ):
                 yield PatternFound("SUPPORTS", "support", p, product, sent, offering)
 
 
@@ -917,11 +939,12 @@ def _providers(ends: _Ends, pobj: Token) -> list[Mention]:
             if (m := ends.at(t)) is not None and not m.pronoun
         ]
         if named:
-            return [_seller(min(named, key=lambda m: m.span.start))]
-    return [_seller(m) for m in ends.names(pobj) if not m.pronoun]
+            first = _seller(min(named, key=lambda m: m.span.start))
+            return [first] if first is not None else []
+    return [s for m in ends.names(pobj) if not m.pronoun and (s := _seller(m)) is not None]
 
 
-def _seller(m: Mention) -> Mention:
+def _seller(m: Mention) -> Mention | None:
     """The seller an offering's name starts with, when the model took the whole name
     for one thing ("HeroDevs Never-Ending Support" is HeroDevs's)."""
     words = [t for t in m.span if t.lower_ != "the"]
@@ -937,7 +960,7 @@ def _seller(m: Mention) -> Mention:
     )
     end = min(end, len(words) - 1)
     if end == 0:
-        return m
+        return None  # an offering's name and no seller ("Premium Enterprise Level Support")
     span = m.span.doc[words[0].i : words[end - 1].i + 1]
     return Mention(span, "ORG", span.text)
 
