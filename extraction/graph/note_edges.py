@@ -17,6 +17,9 @@ maker. Such a vendor SUPPORTS the product (provider → product, the offering's
 name in the edge's metadata) and does not produce it; a CPE vendor field does not
 outweigh the sentence (it names the vendor of record, which for Keycloak is the
 seller of its long-term support). A topic page's ``created_by`` is its maker.
+
+A title can name a product's base (:func:`title_base`): "Red Hat build of OpenJDK",
+"Amazon RDS for MySQL" (a managed service of MySQL) are BASED_ON what they name.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ STRUCTURE_CONFIDENCE = {
     "folder": 0.7,
     "title_and_tags": 0.75,
     "title": 0.6,
+    "title_base": 0.75,
     "related": 0.6,
 }
 #: What each structural fact is called in a relationship's ``provenance``.
@@ -47,11 +51,15 @@ PROVENANCE = {
     "identifiers": "front matter: identifiers",
     "title_and_tags": "front matter: title, tags",
     "title": "front matter: title",
+    "title_base": "front matter: title",
     "related": "front matter: related",
 }
 #: The end of a structural relationship that is the vendor itself.
 VENDOR = "\x00vendor"
 _LOWER_LEAD = re.compile(r"^(?:[a-z][\w'-]*\s+)+")
+_TITLE_BASE = re.compile(r"^(.+?)\s+(build of|distribution of|for)\s+(.+)$", re.IGNORECASE)
+#: Words of a managed service in "<service> for <product>" ("RDS", "Database", "MQ").
+_SERVICE_WORDS = frozenset(["rds", "database", "db", "elasticache", "cache", "mq", "service"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +144,27 @@ def support_offer_naming(
     return None
 
 
+def title_base(subject: str, namer: Namer) -> str | None:
+    """The product a title names as its base: "<A> build (or distribution) of <B>" and a
+    managed service "<A> for <B>" ("Amazon RDS for MySQL", "Azure Database for
+    PostgreSQL"), where B is a product the corpus declares. A tool for B is not built on
+    it ("Veeam Backup for Microsoft 365", "Windows Subsystem for Linux").
+
+    >>> title_base("Amazon RDS for MySQL", Namer(None)) is None  # nothing declared
+    True
+    """
+    found = _TITLE_BASE.match(" ".join(subject.split()))
+    if found is None or namer.gazetteer is None:
+        return None
+    head, link, base = found.group(1), found.group(2).casefold(), found.group(3)
+    if link == "for" and not set(head.casefold().split()) & _SERVICE_WORDS:
+        return None
+    entry = namer.gazetteer.lookup(base)
+    if entry is None or entry.type != "PRODUCT" or name_key(entry.name) == name_key(subject):
+        return None
+    return entry.name
+
+
 def note_edges(
     note: VendorNote,
     namer: Namer,
@@ -197,6 +226,9 @@ def note_edges(
             product = namer.gazetteer.product_for_slug(slug)
             if product and name_key(product) != name_key(subject):
                 edge(subject, "PRODUCT", "RELATED_TO", product, "related", f"related: {slug}")
+        base = title_base(subject, namer)
+        if base is not None:
+            edge(subject, "PRODUCT", "BASED_ON", base, "title_base", f"title: {subject}")
     if vendor is None:
         return out
     if any(m and name_key(m.name) in vendor_keys for m in facts.makers):

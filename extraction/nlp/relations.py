@@ -19,6 +19,7 @@ rules were calibrated without them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -31,6 +32,7 @@ from extraction.nlp.relation_rules import Found, confidence, find_relations
 from extraction.nlp.relclf import RelationClassifier
 from extraction.nlp.spans import name_chars
 
+_PARAGRAPH = re.compile(r"(?:(?!\n[ \t]*\n).)+", re.S)
 COOCCURRENCE_NEAR = 0.3
 COOCCURRENCE_FAR = 0.2
 MAX_COOCCURRENCE_PER_SENTENCE = 8
@@ -170,6 +172,20 @@ def pattern_confidence(p: PatternFound) -> float | None:
     return confidence(p.type, f"pattern:{p.rule}", 1, p.source.pronoun or p.target.pronoun)
 
 
+def evidence_text(sent: Span, *ends: Span) -> str:
+    """The sentence, without the paragraphs the parser ran it across that hold neither
+    end (a heading and the paragraph before it are no part of "OpenSearch is a fork of
+    Elasticsearch")."""
+    text = sent.text
+    if "\n\n" not in text.strip() or not ends:
+        return text.strip()
+    lo = min(e.start_char for e in ends) - sent.start_char
+    hi = max(e.end_char for e in ends) - sent.start_char
+    parts = [(m.start(), m.end()) for m in _PARAGRAPH.finditer(text)]
+    kept = [text[a:b] for a, b in parts if a < hi and b > lo]
+    return " ".join(" ".join(k.split()) for k in kept) or text.strip()
+
+
 def _pattern_mention(p: PatternFound, confidence: float) -> RelationMention:
     return RelationMention(
         source=p.source.canonical,
@@ -178,7 +194,7 @@ def _pattern_mention(p: PatternFound, confidence: float) -> RelationMention:
         target_label=p.target.label,
         type=p.type,
         confidence=confidence,
-        sentence=p.sentence.text.strip(),
+        sentence=evidence_text(p.sentence, p.source.span, p.target.span),
         source_span=name_chars(p.source.span),
         target_span=name_chars(p.target.span),
         method=f"pattern:{p.rule}",

@@ -238,6 +238,20 @@ def test_running_on_a_platform_is_its_own_rule(extractor: Extractor) -> None:
     assert ("Gatekeeper", "BASED_ON", "Linux Mint") not in run
 
 
+def test_the_evidence_is_the_paragraph_of_the_ends_not_a_heading_before_it(
+    extractor: Extractor,
+) -> None:
+    text = (
+        "Versions stay in maintenance for a year.\n\n## Elasticsearch Compatibility\n\n"
+        "OpenSearch is a fork of Elasticsearch 7.10 and keeps its APIs."
+    )
+    rels = extractor.extract(text, ExtractionContext(known_entities=SEEDS)).relations
+    based = [r for r in rels if r.type == "BASED_ON"]
+    assert [r.sentence for r in based] == [
+        "OpenSearch is a fork of Elasticsearch 7.10 and keeps its APIs."
+    ]
+
+
 def test_a_relation_to_itself_is_no_relation(extractor: Extractor) -> None:
     assert not _typed(extractor, "Drupal is based on Drupal.")
     assert not _typed(extractor, "It is a fork of Drupal.", "Drupal")

@@ -424,3 +424,25 @@ def test_a_name_the_corpus_declares_is_not_taken_into_another_owner_s_product() 
     graph = build_vendor_graph([row], gazetteer=g)
     names = {e.name for e in graph.entities}
     assert {"Linux", "Slackware Linux"} <= names  # two products, not one
+
+
+def test_a_title_names_the_base_of_a_build_or_a_managed_service() -> None:
+    mysql = b"---\ntitle: MySQL\n---\nA database.\n"
+    pages = {
+        "eol-rds.md": b"---\ntitle: Amazon RDS for MySQL\n---\nManaged.\n",
+        "eol-backup.md": b"---\ntitle: Amazon Backup for MySQL\n---\nBackups.\n",
+        "eol-build.md": b"---\ntitle: Amazon build of MySQL\n---\nA build.\n",
+    }
+    docs = [doc("Oracle", "eol-mysql.md", mysql)]
+    docs += [doc("Amazon", name, data) for name, data in pages.items()]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    notes = [
+        VendorNote(d.path, note_facts(d), chunk_id=i + 1, content=d.title)
+        for i, d in enumerate(docs[1:])
+    ]
+    graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="Amazon")
+    based = {(s, t) for s, r, t in _edges(graph) if r == "BASED_ON"}
+    # a managed service and a build are based on MySQL; a tool for it is not
+    assert based == {("Amazon RDS for MySQL", "MySQL"), ("Amazon build of MySQL", "MySQL")}
+    rds = next(r for r in graph.relationships if r.type == "BASED_ON")
+    assert rds.metadata["provenance"] == "front matter: title"
