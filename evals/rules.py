@@ -174,7 +174,8 @@ def render(console: Console, data: dict[str, Any]) -> None:
         title_justify="left",
     )
     for col in ("rule", "type", "findings", "in graph", "strongest", "checked", "precision"):
-        table.add_column(col, justify="left" if col in ("rule", "type") else "right")
+        left = col in ("rule", "type")
+        table.add_column(col, justify="left" if left else "right", no_wrap=True)
     for r in data["rules"]:
         table.add_row(
             r["rule"],
@@ -230,4 +231,6 @@ def _run(args: argparse.Namespace) -> int:
             if f["key"] not in checks
         ]
         args.write_sample.write_bytes(orjson.dumps(unjudged, option=orjson.OPT_INDENT_2))
-    return show_report(data, args.json, lambda: render(Console(), data))
+    return show_report(
+        data, args.json, lambda: render(Console(width=max(Console().width, 110)), data)
+    )
