@@ -402,9 +402,10 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
     "poss": (
         "PRODUCES",
         [
-            [
-                _trigger({"POS": "PROPN"}),
-                _node("trigger", ">", "tgt", {"DEP": "poss", "POS": "PROPN"}),
+            [  # the possessive marker anchors it: a rare word, where a proper noun is not
+                _trigger({"LOWER": {"IN": ["'s", "’s"]}, "DEP": "case"}),
+                _node("trigger", "<", "tgt", {"DEP": "poss", "POS": "PROPN"}),
+                _node("tgt", "<", "owned", {"POS": "PROPN"}),
             ]
         ],
     ),
@@ -443,15 +444,35 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
 }
 
 
-@lru_cache(maxsize=4)
-def _matcher(vocab: Vocab) -> DependencyMatcher:
-    """One matcher for every pattern, each under its own key (``rule#k``), so a match
-    says which pattern's nodes its tokens are."""
+@lru_cache(maxsize=64)
+def _matcher(vocab: Vocab, rules: frozenset[str]) -> DependencyMatcher:
+    """One matcher for the patterns of ``rules``, each under its own key (``rule#k``), so
+    a match says which pattern's nodes its tokens are."""
     matcher = DependencyMatcher(vocab, validate=True)
-    for name, (_, patterns) in PATTERNS.items():
-        for k, pattern in enumerate(patterns):
+    for name in sorted(rules):
+        for k, pattern in enumerate(PATTERNS[name][1]):
             matcher.add(f"{name}#{k}", [pattern])
     return matcher
+
+
+def _trigger_words(patterns: list[list[dict[str, object]]]) -> frozenset[str]:
+    """The words a rule's patterns anchor on (their first node's ``LOWER``)."""
+    words: set[str] = set()
+    for pattern in patterns:
+        attrs = pattern[0]["RIGHT_ATTRS"]
+        lower = attrs.get("LOWER") if isinstance(attrs, dict) else None
+        if isinstance(lower, str):
+            words.add(lower)
+        elif isinstance(lower, dict) and isinstance(lower.get("IN"), list):
+            words.update(str(w) for w in lower["IN"])
+    return frozenset(words)
+
+
+#: Each rule's trigger words: a text without one of them is not matched for the rule
+#: (spaCy's matcher tries every token against every node of every pattern it holds).
+TRIGGERS: dict[str, frozenset[str]] = {
+    name: _trigger_words(patterns) for name, (_, patterns) in PATTERNS.items()
+}
 
 
 class _Ends:
@@ -721,7 +742,11 @@ def _matches(doc: Doc) -> Iterator[tuple[int, list[int]]]:
     (spaCy's matcher climbs every candidate token's ancestors and multiplies the
     candidates of a sentence: a list of thousands of names parsed as one sentence
     would cost minutes); such a sentence is not read."""
-    matcher = _matcher(doc.vocab)
+    words = {t.lower_ for t in doc}
+    rules = frozenset(name for name, triggers in TRIGGERS.items() if triggers & words)
+    if not rules:
+        return
+    matcher = _matcher(doc.vocab, rules)
     sents = list(doc.sents) if doc.has_annotation("SENT_START") else [doc[:]]
     if all(len(s) <= MAX_SENTENCE_TOKENS for s in sents):
         yield from matcher(doc)
@@ -792,7 +817,7 @@ def _pairs(ends: _Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator
                 yield PatternFound(rtype, rule, s, base, trigger.sent)
         return
     if rule == "poss":
-        owner, owned = ends.at(at["tgt"]), ends.at(trigger)
+        owner, owned = ends.at(at["tgt"]), ends.at(at["owned"])
         if owner is not None and owned is not None and not owner.pronoun:
             yield PatternFound(rtype, rule, owner, owned, trigger.sent)
         return
