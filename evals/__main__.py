@@ -18,6 +18,7 @@ HARNESSES = {
         "relation extraction on KnowledgeNet and NER on wikigold",
     ),
     "graph": ("evals.graph_quality", "the vendor graphs against hand-labelled vendor folders"),
+    "rules": ("evals.rules", "what each relation rule finds over the corpus, hand-checked"),
     "search": ("evals.search_quality", "hybrid search on a BEIR dataset (e.g. SciFact)"),
     "vendor-queries": (
         "evals.vendor_queries",

@@ -20,18 +20,25 @@ each labelled folder (``evals/data/vendor_graph/gold/*.json``, format and rule i
   ends match its ends (either order for symmetric types), with the same three
   outcomes. Recall is over required gold relations.
 
+The labelled folders come in splits (``evals/data/vendor_graph/splits.json``):
+``first`` and ``tune`` are the folders rules may be tuned on, ``holdout`` is only
+ever reported. Every split is reported apart (overall and per type), beside the
+total of the splits scored; ``--split`` scores only the splits named, so that a
+tuning run never reads the holdout folders' results.
+
 The scoring is pure (:func:`score_folder`); :func:`read_folder` reads what the
 knowledge base holds for a folder.
 
-The module is long (about 570 lines) because the scoring rules above, the reading of
-a folder and the report's tables follow one another and share the matching of names.
+The module is long (about 680 lines) because the scoring rules above, the splits, the
+reading of a folder and the report's tables follow one another and share the matching
+of names.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +54,12 @@ from evals.corpus import build_vendor_corpus, checked_corpus, default_corpus, ev
 from extraction.names import normalize_name
 
 GOLD_DIR = DATA / "vendor_graph" / "gold"
+#: Which labelled folder is in which split; beside the gold folder.
+SPLITS_FILE = "splits.json"
+#: The split only ever reported: every other split's figures are tuned figures.
+HOLDOUT = "holdout"
+#: The one split of a gold folder without a splits file beside it.
+NO_SPLITS = "all"
 SYMMETRIC = frozenset({"PARTNERS_WITH", "COMPETES_WITH", "RELATED_TO"})
 ENTITY_TYPES = ("ORG", "PERSON", "PRODUCT", "LOCATION", "EVENT")
 
@@ -139,6 +152,7 @@ class Tally:
 @dataclass(slots=True)
 class FolderScore:
     folder: str
+    split: str = NO_SPLITS
     entities: Tally = field(default_factory=Tally)
     entity_types: dict[str, Tally] = field(default_factory=dict)
     typed_right: int = 0
@@ -217,11 +231,49 @@ def load_gold_dir(folder: Path) -> list[GoldFolder]:
     return [load_gold(p) for p in files]
 
 
+def load_splits(gold_dir: Path, golds: Sequence[GoldFolder]) -> dict[str, str]:
+    """The split of every labelled folder, from ``splits.json`` beside ``gold_dir``
+    (``{"first": [folder, ...], "tune": [...], "holdout": [...]}``); every folder is
+    in :data:`NO_SPLITS` when there is no such file. A file that lists a folder twice,
+    lists one without a labelled file or leaves a labelled folder out is refused."""
+    path = gold_dir.parent / SPLITS_FILE
+    if not path.is_file():
+        return {g.folder: NO_SPLITS for g in golds}
+    try:
+        data = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise GoldError(f"{path}: cannot read ({exc.strerror})") from None
+    except orjson.JSONDecodeError as exc:
+        raise GoldError(f"{path}: not JSON ({exc})") from None
+    if not (
+        isinstance(data, dict)
+        and all(isinstance(v, list) and all(isinstance(f, str) for f in v) for v in data.values())
+    ):
+        raise GoldError(f"{path}: not a map of split names to lists of folders")
+    split_of: dict[str, str] = {}
+    for split, folders in data.items():
+        for folder in folders:
+            if folder in split_of:
+                raise GoldError(f"{path}: {folder!r} is in {split_of[folder]!r} and {split!r}")
+            split_of[folder] = split
+    labelled = {g.folder for g in golds}
+    if extra := sorted(set(split_of) - labelled):
+        raise GoldError(
+            f"{path}: {len(extra)} folder(s) without a labelled file (first: {extra[0]})"
+        )
+    if left := sorted(labelled - set(split_of)):
+        raise GoldError(f"{path}: {len(left)} labelled folder(s) in no split (first: {left[0]})")
+    return split_of
+
+
 def score_folder(
-    gold: GoldFolder, entities: Sequence[FoundEntity], relations: Sequence[FoundRelation]
+    gold: GoldFolder,
+    entities: Sequence[FoundEntity],
+    relations: Sequence[FoundRelation],
+    split: str = NO_SPLITS,
 ) -> FolderScore:
     """Score what the graph holds for one folder (see the module docstring)."""
-    score = FolderScore(gold.folder)
+    score = FolderScore(gold.folder, split)
     gold_keys = [g.keys() for g in gold.entities]
 
     def match(found: FoundEntity) -> int | None:
@@ -339,16 +391,33 @@ class GraphEvalReport:
     def type_accuracy(self) -> float | None:
         return self.typed_right / self.typed_matched if self.typed_matched else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def splits(self) -> dict[str, GraphEvalReport]:
+        """The report of each split scored, in the order the folders came."""
+        names = list(dict.fromkeys(f.split for f in self.folders))
+        return {n: combine(f for f in self.folders if f.split == n) for n in names}
+
+    def totals(self) -> dict[str, Any]:
+        """The aggregate figures, without the folders."""
         return {
-            "meta": self.meta,
+            "folders": len(self.folders),
             "entities": self.entities.to_dict() | {"type_accuracy": _round(self.type_accuracy)},
             "entity_types": {t: v.to_dict() for t, v in sorted(self.entity_types.items())},
             "relations": self.relations.to_dict(),
             "relation_types": {t: v.to_dict() for t, v in sorted(self.relation_types.items())},
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "meta": self.meta,
+            **self.totals(),
+            "splits": {
+                name: report.totals() | {"tuned": name != HOLDOUT}
+                for name, report in self.splits().items()
+            },
             "folders": [
                 {
                     "folder": f.folder,
+                    "split": f.split,
                     "entities": f.entities.to_dict() | {"type_accuracy": _round(f.type_accuracy)},
                     "relations": f.relations.to_dict(),
                     "false_entities": f.false_entities,
@@ -408,10 +477,25 @@ def missing_notes(conn: Any, gold: GoldFolder) -> list[str]:
     return [n for n in gold.notes if n not in held]
 
 
-def run_graph_eval(corpus: Path, gold_dir: Path, *, quiet: bool = False) -> GraphEvalReport:
+def run_graph_eval(
+    corpus: Path,
+    gold_dir: Path,
+    *,
+    quiet: bool = False,
+    splits: Sequence[str] | None = None,
+) -> GraphEvalReport:
     """Bring the evaluation database up to date with ``corpus`` (incrementally),
-    then score every labelled folder of ``gold_dir``."""
+    then score every labelled folder of ``gold_dir`` (of the ``splits`` named, when
+    given: the others are not read at all)."""
     golds = load_gold_dir(gold_dir)
+    split_of = load_splits(gold_dir, golds)
+    order = {name: k for k, name in enumerate(dict.fromkeys(split_of.values()))}
+    golds = sorted(golds, key=lambda g: (order[split_of[g.folder]], g.folder))
+    if splits is not None:
+        known = sorted(set(split_of.values()))
+        if unknown := sorted(set(splits) - set(known)):
+            raise GoldError(f"no split named {unknown[0]!r} (the splits: {', '.join(known)})")
+        golds = [g for g in golds if split_of[g.folder] in splits]
     db = eval_database()
     started = time.perf_counter()
     build = build_vendor_corpus(db, corpus, quiet=quiet)
@@ -425,11 +509,12 @@ def run_graph_eval(corpus: Path, gold_dir: Path, *, quiet: bool = False) -> Grap
                     f"{gold.folder}: {len(absent)} labelled note(s) are not in the knowledge "
                     f"base built from {corpus} (first: {absent[0]})"
                 )
-            scores.append(score_folder(gold, *read_folder(conn, gold)))
+            scores.append(score_folder(gold, *read_folder(conn, gold), split_of[gold.folder]))
     report = combine(scores)
     report.meta = {
         "corpus": str(corpus),
         "gold": str(gold_dir),
+        "splits": list(dict.fromkeys(split_of[g.folder] for g in golds)),
         "folders": len(golds),
         "notes": sum(len(g.notes) for g in golds),
         "database": db.description,
@@ -449,62 +534,78 @@ def _share(value: float | None) -> str:
 
 
 def render_graph_eval(console: Console, report: GraphEvalReport, *, details: bool = False) -> None:
-    """The vendor-graph harness's tables (:class:`GraphEvalReport`)."""
+    """The vendor-graph harness's tables (:class:`GraphEvalReport`): each split apart
+    (``tuned`` says whether rules were tuned on it), then the folders."""
     meta = report.meta
     console.print(
         f"[bold]Vendor graphs against {meta['folders']} labelled folders "
         f"({meta['notes']} notes)[/] in {escape(meta['database'])}; rebuild brought "
         f"{meta['documents_rebuilt']} note(s) up to date in {meta['rebuild_seconds']} s."
     )
-    head = Table(title="Overall", title_justify="left")
-    for col in ("", "precision", "recall", "type accuracy", "TP", "FP", "neutral", "required"):
-        head.add_column(col, justify="left" if not col else "right")
-    e, r = report.entities, report.relations
-    head.add_row(
-        "entities",
-        _share(e.precision),
-        _share(e.recall),
-        _share(report.type_accuracy),
-        str(e.tp),
-        str(e.fp),
-        str(e.neutral),
-        str(e.required),
-    )
-    head.add_row(
-        "typed relationships",
-        _share(r.precision),
-        _share(r.recall),
-        "",
-        str(r.tp),
-        str(r.fp),
-        str(r.neutral),
-        str(r.required),
-    )
+    splits = report.splits()
+    parts = [*splits.items(), ("all scored", report)] if len(splits) > 1 else list(splits.items())
+    head = Table(title="Overall, by split", title_justify="left")
+    for col in ("split", "", "precision", "recall", "type accuracy", "TP", "FP", "neutral",
+                "required"):  # fmt: skip
+        head.add_column(col, justify="left" if col in ("split", "") else "right")
+    for name, part in parts:
+        e, r = part.entities, part.relations
+        shown = escape(name) + ("" if name in (HOLDOUT, "all scored") else " (tuned)")
+        head.add_row(
+            shown,
+            "entities",
+            _share(e.precision),
+            _share(e.recall),
+            _share(part.type_accuracy),
+            str(e.tp),
+            str(e.fp),
+            str(e.neutral),
+            str(e.required),
+        )
+        head.add_row(
+            "",
+            "typed relationships",
+            _share(r.precision),
+            _share(r.recall),
+            "",
+            str(r.tp),
+            str(r.fp),
+            str(r.neutral),
+            str(r.required),
+        )
     console.print(head)
-    for title, per_type in (
-        ("Entities by type", report.entity_types),
-        ("Typed relationships by type", report.relation_types),
-    ):
+    kinds: list[tuple[str, Callable[[GraphEvalReport], dict[str, Tally]]]] = [
+        ("Entities by type and split", lambda p: p.entity_types),
+        ("Typed relationships by type and split", lambda p: p.relation_types),
+    ]
+    for title, per_type in kinds:
         table = Table(title=title, title_justify="left")
-        for col in ("type", "precision", "recall", "TP", "FP", "neutral", "required"):
-            table.add_column(col, justify="left" if col == "type" else "right")
-        for name, t in sorted(per_type.items()):
-            table.add_row(
-                name,
-                _share(t.precision),
-                _share(t.recall),
-                str(t.tp),
-                str(t.fp),
-                str(t.neutral),
-                str(t.required),
-            )
+        for col in ("type", "split", "precision", "recall", "TP", "FP", "neutral", "required"):
+            table.add_column(col, justify="left" if col in ("type", "split") else "right")
+        types = sorted({t for _, part in parts for t in per_type(part)})
+        for name in types:
+            for split, part in parts:
+                t = per_type(part).get(name)
+                if t is None:
+                    continue
+                table.add_row(
+                    name,
+                    escape(split),
+                    _share(t.precision),
+                    _share(t.recall),
+                    str(t.tp),
+                    str(t.fp),
+                    str(t.neutral),
+                    str(t.required),
+                )
         console.print(table)
     folders = Table(title="By folder", title_justify="left")
-    for col in ("folder", "ent. P", "ent. R", "types", "rel. P", "rel. R"):
-        folders.add_column(col, justify="left" if col == "folder" else "right")
+    for col in ("folder", "split", "ent. P", "ent. R", "types", "rel. P", "rel. R"):
+        folders.add_column(col, justify="left" if col in ("folder", "split") else "right")
     for f in report.folders:
         folders.add_row(
             escape(f.folder),
+            escape(f.split),
             _share(f.entities.precision),
             _share(f.entities.recall),
             _share(f.type_accuracy),
@@ -514,7 +615,7 @@ def render_graph_eval(console: Console, report: GraphEvalReport, *, details: boo
     console.print(folders)
     if details:
         for f in report.folders:
-            console.print(f"[bold]{escape(f.folder)}[/]")
+            console.print(f"[bold]{escape(f.folder)}[/] ({escape(f.split)})")
             for label, items in (
                 ("false entities", f.false_entities),
                 ("missed entities", f.missed_entities),
@@ -533,8 +634,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Bring the evaluation knowledge base (database kb_eval_vendor_corpus on "
         "the configured server) up to date with the vendor corpus, incrementally, then score "
         "each labelled folder's graph: entity precision, recall and type accuracy, and "
-        "typed-relationship precision and recall, overall and per type. The labelled format "
-        "and how the folders were chosen: evals/data/vendor_graph/README.md.",
+        "typed-relationship precision and recall, overall and per type, for each split of "
+        "the labelled folders apart (first and tune: tuned on; holdout: only reported). The "
+        "labelled format, the splits and how the folders were chosen: "
+        "evals/data/vendor_graph/README.md.",
     )
     parser.add_argument(
         "--gold",
@@ -548,6 +651,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="vendor corpus the labels are on (default: $KB_EVAL_DATA/vendor_corpus, else "
         "shared/data/vendor_corpus beside this repository)",
+    )
+    parser.add_argument(
+        "--split",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="score only this split of splits.json (first, tune, holdout; repeat for several; "
+        "default: every split). Tune with --split first --split tune: the holdout folders' "
+        "results are then never read",
     )
     parser.add_argument(
         "--details", action="store_true", help="also list each folder's errors and misses"
@@ -566,7 +678,7 @@ def _run(args: argparse.Namespace) -> int:
         raise HarnessError(f"{gold}: no such folder of labelled vendor folders")
     checked_corpus(corpus)
     try:
-        report = run_graph_eval(corpus, gold, quiet=args.json)
+        report = run_graph_eval(corpus, gold, quiet=args.json, splits=args.split)
     except GoldError as exc:
         raise HarnessError(str(exc)) from None
     return show_report(

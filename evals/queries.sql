@@ -47,3 +47,24 @@ WHERE r.type <> 'MENTIONED_WITH'
   AND (r.evidence_chunk_id = ANY(%(chunk_ids)s)
        OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(coalesce(r.metadata -> 'chunks', '[]'))
                   AS x(id) WHERE x.id::bigint = ANY(%(chunk_ids)s)));
+
+-- rules_relationships --
+-- The relation-rules harness (evals.rules): every typed relationship with its ends,
+-- its evidence sentence and the note of its evidence chunk.
+SELECT r.type, r.confidence, r.evidence_sentence, r.metadata,
+       s.name AS source, t.name AS target, d.source_path
+FROM relationships r
+JOIN entities s ON s.id = r.source_id
+JOIN entities t ON t.id = r.target_id
+LEFT JOIN chunks c ON c.id = r.evidence_chunk_id
+LEFT JOIN documents d ON d.id = c.document_id
+WHERE r.type <> 'MENTIONED_WITH';
+
+-- rules_findings --
+-- Relations the extraction found in the current chunks, by method and type.
+SELECT rel ->> 9 AS method, rel ->> 4 AS type, count(*) AS n
+FROM chunks c
+JOIN extraction_cache x ON x.extraction_key = c.extraction_key
+CROSS JOIN LATERAL jsonb_array_elements(x.result -> 'relations') AS rel
+WHERE rel ->> 4 <> 'MENTIONED_WITH'
+GROUP BY 1, 2;

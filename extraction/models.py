@@ -26,6 +26,7 @@ RELATION_TYPES: tuple[str, ...] = (
     "COMPETES_WITH",
     "ACQUIRED",
     "BASED_ON",
+    "SUPPORTS",
     "RELATED_TO",
     "MENTIONED_WITH",
 )
@@ -38,6 +39,8 @@ class ExtractionContext:
     vendor: str | None = None
     known_entities: tuple[tuple[str, str], ...] = ()
     """(surface text, entity type) pairs from front matter, e.g. (``TypeScript``, ``PRODUCT``)."""
+    subject: str | None = None
+    """The product the note is about (its title), which "It" stands for in its prose."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,10 @@ class RelationMention:
     source_span: tuple[int, int]
     target_span: tuple[int, int]
     method: str
-    """``dependency``, ``pattern`` or ``cooccurrence``."""
+    """``dependency`` (the trigger-word rules), ``pattern:<rule>`` (the dependency
+    patterns of :mod:`extraction.nlp.relation_patterns`) or ``cooccurrence``."""
+    detail: str = ""
+    """What the rule names besides the two ends: a support offering's name."""
 
 
 @dataclass(frozen=True, slots=True)

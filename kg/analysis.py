@@ -7,10 +7,14 @@ confidence, then its mention count, then its id, so the order is stable from
 call to call. Weak relationships (confidence under :data:`WEAK_BELOW`: the
 co-occurrence MENTIONED_WITH, at most 0.3, while every typed relationship the
 extraction stores has 0.4 or more) take no part in PageRank, so co-occurrence
-never outranks typed facts; they still count in the statistics and come after
-every typed relationship in a capped graph (relationships go by confidence). Relationships are
-ranked by confidence, then by the summed PageRank of their two ends, then by
-id; a capped graph keeps only relationships whose both ends it kept.
+never outranks typed facts; they still count in the statistics.
+
+**Relationship order** (capped graphs, the preview): every typed relationship
+before any co-occurrence (:data:`WEAK_TYPES`: MENTIONED_WITH), then by
+confidence, by the summed PageRank of their two ends, by id; a capped graph keeps
+only relationships whose both ends it kept. The preview's five are the typed
+relationships among its five entities, then those touching them, and only then
+co-occurrence, so that its five are the most informative the graph has.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ from kg.model import Entity, Relationship, entity, relationship
 CENTRALITY = "pagerank"
 PREVIEW_SIZE = 5
 WEAK_BELOW = 0.35
+#: Relationship types that only say two names were mentioned together: listed after
+#: every typed relationship.
+WEAK_TYPES = frozenset({"MENTIONED_WITH"})
 
 
 def importance(graph: nx.MultiDiGraph) -> dict[int, float]:
@@ -74,15 +81,32 @@ def entity_order(graph: nx.MultiDiGraph, ranks: dict[int, float]) -> list[int]:
 def relationship_order(
     graph: nx.MultiDiGraph, ranks: dict[int, float], nodes: set[int] | None = None
 ) -> list[tuple[int, int, int]]:
-    """Edges (u, v, key) by confidence, summed end PageRank, id; only edges
-    with both ends in ``nodes`` when given."""
+    """Edges (u, v, key): typed before co-occurrence, then by confidence, summed end
+    PageRank, id; only edges with both ends in ``nodes`` when given.
+
+    >>> from kg.model import build_graph
+    >>> g = build_graph(1, "Acme",
+    ...     [{"id": i, "name": f"e{i}", "type": "ORG", "confidence": 1.0, "mention_count": 1}
+    ...      for i in (1, 2, 3)],
+    ...     [{"id": 7, "source_id": 1, "target_id": 2, "type": "MENTIONED_WITH",
+    ...       "confidence": 0.9},
+    ...      {"id": 8, "source_id": 1, "target_id": 3, "type": "PARTNERS_WITH",
+    ...       "confidence": 0.4}])
+    >>> [k for _, _, k in relationship_order(g, importance(g))]
+    [8, 7]
+    """
     edges = [
-        (u, v, k, conf)
-        for u, v, k, conf in graph.edges(keys=True, data="confidence")
+        (u, v, k, conf, kind in WEAK_TYPES)
+        for u, v, k, conf, kind in (
+            (u, v, k, d["confidence"], d["type"])
+            for u, v, k, d in graph.edges(keys=True, data=True)
+        )
         if nodes is None or (u in nodes and v in nodes)
     ]
-    edges.sort(key=lambda e: (-e[3], -round(ranks.get(e[0], 0) + ranks.get(e[1], 0), 12), e[2]))
-    return [(u, v, k) for u, v, k, _ in edges]
+    edges.sort(
+        key=lambda e: (e[4], -e[3], -round(ranks.get(e[0], 0) + ranks.get(e[1], 0), 12), e[2])
+    )
+    return [(u, v, k) for u, v, k, _, _ in edges]
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +282,8 @@ def capped(
 
 def preview(graph: nx.MultiDiGraph, ranks: dict[int, float] | None = None) -> CappedGraph:
     """The top 5 entities, and the top 5 relationships touching them by the same
-    rule, those between two of the five first.
+    rule: typed ones between two of the five, then typed ones touching one of them,
+    and co-occurrence only after every typed one.
 
     >>> from kg.model import build_graph
     >>> g = build_graph(1, "Acme",
@@ -277,7 +302,11 @@ def preview(graph: nx.MultiDiGraph, ranks: dict[int, float] | None = None) -> Ca
     touching = [
         e for e in relationship_order(graph, ranks) if (e[0] in top_set) != (e[1] in top_set)
     ]
-    chosen = (inside + touching)[:PREVIEW_SIZE]
+    candidates = inside + touching
+    weak = [graph.edges[e]["type"] in WEAK_TYPES for e in candidates]
+    chosen = [e for e, w in zip(candidates, weak, strict=True) if not w]
+    chosen += [e for e, w in zip(candidates, weak, strict=True) if w]
+    chosen = chosen[:PREVIEW_SIZE]
     return CappedGraph(
         vendor=graph.graph.get("vendor", ""),
         entities=tuple(entity(graph, n, round(ranks.get(n, 0.0), 6)) for n in top),

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
-from kg.analysis import CENTRALITY, WEAK_BELOW, GraphStatistics, RankedEntity
+from kg.analysis import CENTRALITY, WEAK_BELOW, WEAK_TYPES, GraphStatistics, RankedEntity
 
 # One record of kg_skeleton_relationships, network byte order, no padding.
 RECORD = np.dtype([("id", ">i8"), ("source", ">i8"), ("target", ">i8"), ("confidence", ">f4")])
@@ -66,6 +66,8 @@ class Skeleton:
     target: NDArray[np.int64]
     rel_confidence: NDArray[np.float64]
     rel_type_counts: dict[str, int]
+    rel_weak: NDArray[np.bool_]
+    """Co-occurrence (:data:`kg.analysis.WEAK_TYPES`): listed after every typed one."""
 
     @property
     def n(self) -> int:
@@ -86,10 +88,12 @@ def make_skeleton(
     confidences: Sequence[float] | NDArray[Any],
     rel_type_counts: Mapping[str, int],
     last_updated: datetime | None = None,
+    weak: Sequence[bool] | NDArray[Any] | None = None,
 ) -> Skeleton:
     """A skeleton from entity rows ``(id, name, type, confidence, mention_count,
-    external)`` and relationship columns keyed by entity id. Relationships whose
-    ends are not among the entities are dropped."""
+    external)`` and relationship columns keyed by entity id; ``weak`` flags the
+    co-occurrence relationships (none when omitted). Relationships whose ends are
+    not among the entities are dropped."""
     columns = list(zip(*entity_rows, strict=True)) if entity_rows else [()] * 6
     ids = np.array(columns[0], dtype=np.int64)
     order = np.argsort(ids, kind="stable")
@@ -121,6 +125,7 @@ def make_skeleton(
         target=t_idx[keep].astype(np.int64),
         rel_confidence=np.asarray(confidences, dtype=np.float64)[keep],
         rel_type_counts=dict(rel_type_counts),
+        rel_weak=(np.zeros(src.size, bool) if weak is None else np.asarray(weak, bool))[keep],
     )
 
 
@@ -160,13 +165,13 @@ def entity_order(sk: Skeleton, ranks: NDArray[np.float64]) -> NDArray[np.int64]:
 def relationship_order(
     sk: Skeleton, ranks: NDArray[np.float64], among: NDArray[np.bool_] | None = None
 ) -> NDArray[np.int64]:
-    """Relationship indexes by confidence, summed end PageRank, id; only those with
-    both ends flagged in ``among`` when given."""
+    """Relationship indexes typed before co-occurrence, then by confidence, summed
+    end PageRank, id; only those with both ends flagged in ``among`` when given."""
     pool = np.arange(sk.m)
     if among is not None:
         pool = pool[among[sk.source] & among[sk.target]]
     ends = np.round(ranks[sk.source[pool]] + ranks[sk.target[pool]], 12)
-    order = np.lexsort((sk.rel_ids[pool], -ends, -sk.rel_confidence[pool]))
+    order = np.lexsort((sk.rel_ids[pool], -ends, -sk.rel_confidence[pool], sk.rel_weak[pool]))
     return pool[order]
 
 
@@ -248,7 +253,9 @@ def select_preview(sk: Skeleton, ranks: NDArray[np.float64], size: int = 5) -> S
     inside = relationship_order(sk, ranks, flag)
     every = relationship_order(sk, ranks)
     touching = every[flag[sk.source[every]] != flag[sk.target[every]]]
-    chosen = np.concatenate([inside, touching])[:size]
+    candidates = np.concatenate([inside, touching])
+    weak = sk.rel_weak[candidates]
+    chosen = np.concatenate([candidates[~weak], candidates[weak]])[:size]
     return Selection(top, chosen, bool(top.size < sk.n or chosen.size < sk.m), size, size)
 
 
@@ -266,6 +273,10 @@ def load_skeleton(
     groups = cur.execute(q["kg_skeleton_relationships"], {"vendor_id": vendor_id}).fetchall()
     types = {g[0]: int(g[1]) for g in groups}
     rows = parse_records(b"".join(bytes(g[2]) for g in groups) if groups else None)
+    # the records come type by type, in the groups' order
+    weak = np.concatenate(
+        [np.full(int(g[1]), g[0] in WEAK_TYPES, dtype=bool) for g in groups] or [np.zeros(0, bool)]
+    )
     # entities come sorted by id: an endpoint is known when searchsorted finds it
     known = np.fromiter((r[0] for r in entities), dtype=np.int64, count=len(entities))
     ends = np.concatenate([rows["source"], rows["target"]]).astype(np.int64)
@@ -287,4 +298,5 @@ def load_skeleton(
         rows["confidence"],
         types,
         last_updated,
+        weak,
     )

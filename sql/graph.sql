@@ -90,7 +90,7 @@ LIMIT %(limit)s;
 -- kg_vendor_mentions --
 -- Vendors whose notes name another vendor of the knowledge base as an entity,
 -- with the relationship types that connect the mention inside the notes
--- (PARTNERS_WITH, COMPETES_WITH, ACQUIRED, ...; MENTIONED_WITH when weak).
+-- (PARTNERS_WITH, COMPETES_WITH, ACQUIRED, SUPPORTS, ...; MENTIONED_WITH when weak).
 SELECT src.id AS vendor_id, src.name AS vendor, dst.id AS other_id, dst.name AS other_vendor,
        e.id AS entity_id, e.name AS entity, e.type AS entity_type, e.mention_count,
        coalesce(array_agg(DISTINCT r.type) FILTER (WHERE r.type IS NOT NULL), '{}') AS relationship_types

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from extraction.graph.cycles import break_cycles
@@ -45,7 +45,6 @@ from extraction.graph.naming import (
     Namer,
     RawEdge,
     RawMention,
-    is_name,
     is_release,
     name_key,
     settle_names,
@@ -53,13 +52,13 @@ from extraction.graph.naming import (
 )
 from extraction.graph.note_edges import VENDOR, VendorNote, note_edges, note_mentions
 from extraction.graph.resolve import Resolution, resolve_entities
-from extraction.models import EntityMention
+from extraction.models import EntityMention, RelationMention
 from extraction.names import guess_vendor_type, has_org_word
 
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "13"
+GRAPH_VERSION = "16"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -83,6 +82,7 @@ END_TYPES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "COMPETES_WITH": (frozenset({"ORG", "PRODUCT"}), frozenset({"ORG", "PRODUCT"})),
     "BASED_ON": (frozenset({"PRODUCT"}), frozenset({"PRODUCT"})),
     "RELATED_TO": (frozenset({"PRODUCT", "ORG"}), frozenset({"PRODUCT", "ORG"})),
+    "SUPPORTS": (frozenset({"ORG", "PERSON"}), frozenset({"PRODUCT"})),
 }
 #: A typed relationship from prose enters the graph only at this confidence or
 #: more (measured on the labelled vendor folders, see docs/vendor-graph.md);
@@ -98,6 +98,7 @@ MIN_CONFIDENCE: dict[str, float] = {
     "COMPETES_WITH": 0.4,
     "BASED_ON": 0.4,
     "RELATED_TO": 0.4,
+    "SUPPORTS": 0.4,
 }
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
 
@@ -150,11 +151,11 @@ def build_vendor_graph(
     prose = [row for row in rows if not _release_table(row)]
     me = _Vendor.of(vendor, vendor_aliases, gazetteer)
     clash = me.clashing(notes)
-    raw = _prose_mentions(prose, gazetteer)
+    raw = _prose_mentions(prose, namer)
     structural: list[RawEdge] = []
     for note in notes:
         raw.extend(note_mentions(note, namer))
-        structural.extend(note_edges(note, namer, me.name, me.type, me.keys, me.squashed))
+        structural.extend(note_edges(note, namer, me.name, me.type, me.keys, me.squashed, me.names))
     mentions, settled, corpus_keys = settle_names(
         raw, namer, None if clash else me.name, me.type, me.keys
     )
@@ -176,7 +177,7 @@ def build_vendor_graph(
         names = {*own.aliases, *(a for a in me.aliases if a and a != own.name)}
         graph.entities[ends.vendor] = replace(own, aliases=tuple(sorted(names)))
     typed, cooccurrence = _kept_relationships(edges, [e.type for e in graph.entities])
-    graph.relationships, broken = break_cycles(typed, "BASED_ON")
+    graph.relationships, broken = break_cycles(_makers_first(typed), "BASED_ON")
     entity_names = [e.name for e in graph.entities]
     chunk_note = {row.chunk_id: row.path for row in rows}
     graph.problems.extend(
@@ -224,6 +225,11 @@ class _Vendor:
             tuple(aliases),
         )
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The vendor's display name and folder aliases."""
+        return (self.name, *self.aliases) if self.name else ()
+
     def clashing(self, notes: Sequence[VendorNote]) -> list[VendorNote]:
         """Notes about a product named like the vendor (MongoDB by MongoDB Inc.): the
         vendor and the product are two entities of one name."""
@@ -234,17 +240,16 @@ class _Vendor:
         ]
 
 
-def _prose_mentions(
-    rows: Sequence[VendorChunkExtraction], gazetteer: Gazetteer | None
-) -> list[RawMention]:
+def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list[RawMention]:
     """The names the language side found in the chunks' prose, placed in their
     chunks; not a heading, a lower-case common noun or a mention of the overlap."""
+    gazetteer = namer.gazetteer
     raw: list[RawMention] = []
     for row in rows:
         headings = _heading_spans(row.content[row.body_offset :]) if row.content else []
         for found in row.result.entities:
             if found.start < row.overlap_chars or not (
-                is_name(found.text) and is_name(found.canonical)
+                namer.is_name(found.text) and namer.is_name(found.canonical)
             ):
                 continue
             if found.source == "ner" and any(
@@ -351,7 +356,7 @@ class _Ends:
         found = self.by_key.get(key)
         if found is not None:
             return found
-        if not is_name(name) or name.islower():
+        if not self.namer.is_name(name) or name.islower():
             return None
         if label == "PERSON" and has_org_word(name):
             return None  # a guessed end ("Container Platform" of "OpenShift ...") is nobody
@@ -407,11 +412,18 @@ def _gather_edges(
                 row.chunk_id,
                 r.sentence,
                 r.method,
+                _prose_detail(r),
             )
             _add_edge(edges, edge, ends)
     for edge in structural:
         _add_edge(edges, edge, ends)
     return edges
+
+
+def _prose_detail(r: RelationMention) -> tuple[tuple[str, str], ...]:
+    if r.type == "MENTIONED_WITH":
+        return ()
+    return (("provenance", "prose"), *((("offering", r.detail),) if r.detail else ()))
 
 
 def _kept_relationships(
@@ -441,10 +453,22 @@ def _kept_relationships(
                 "mentions": len(evidence),
                 "methods": dict(Counter(ev.method for ev in evidence)),
                 "chunks": sorted({ev.chunk_id for ev in evidence})[:MAX_EVIDENCE_CHUNKS],
+                # the rule of the strongest evidence
+                "method": best.method,
+                **dict(best.detail),
             },
         )
         (cooccurrence if allowed is None else typed).append(rel)
     return typed, cooccurrence
+
+
+def _makers_first(typed: list[GraphRelationship]) -> list[GraphRelationship]:
+    """Without SUPPORTS where the graph says the same vendor makes the product
+    (Sonatype "provides commercial support" for Nexus Repository, which the note says
+    Sonatype develops; "Microsoft also provides commercial support for Microsoft
+    Build of OpenJDK"): SUPPORTS is the seller of another maker's product's support."""
+    made = {(r.source, r.target) for r in typed if r.type == "PRODUCES"}
+    return [r for r in typed if not (r.type == "SUPPORTS" and (r.source, r.target) in made)]
 
 
 def _unsupported(graph: VendorGraph, seen: _Seen, resolved: int, vendor: int | None) -> set[int]:
@@ -477,9 +501,12 @@ def _release_table(row: VendorChunkExtraction) -> bool:
 def _add_edge(
     edges: dict[tuple[int, int, str], list[RawEdge]],
     edge: RawEdge,
-    entity_for: Callable[[str, str], int | None],
+    entity_for: _Ends,
 ) -> None:
-    if not ((edge.source == VENDOR or is_name(edge.source)) and is_name(edge.target)):
+    if not (
+        (edge.source == VENDOR or entity_for.namer.is_name(edge.source))
+        and entity_for.namer.is_name(edge.target)
+    ):
         return
     s = entity_for(edge.source, edge.source_label)
     t = entity_for(edge.target, edge.target_label)

@@ -82,6 +82,9 @@ class RawEdge:
     chunk_id: int
     sentence: str
     method: str
+    detail: tuple[tuple[str, str], ...] = ()
+    """What the relationship's metadata says of this evidence (``provenance``: the
+    front-matter field or the folder; ``offering``: the support offering's name)."""
 
 
 def is_name(text: str) -> bool:
@@ -119,6 +122,23 @@ class Namer:
         self.gazetteer = gazetteer
         self.products: dict[str, str] = {}
 
+    def is_name(self, text: str) -> bool:
+        """:func:`is_name`, or a product a note's title declares, whatever the
+        vocabulary says ("Express", the web framework, is also an edition word)."""
+        if is_name(text):
+            return True
+        entry = self.gazetteer.lookup(text) if self.gazetteer is not None else None
+        return (
+            entry is not None and entry.type == "PRODUCT" and entry.name == " ".join(text.split())
+        )
+
+    def distinct_products(self, a: str, b: str) -> bool:
+        """Whether the corpus declares ``a`` and ``b`` as two products."""
+        if self.gazetteer is None:
+            return False
+        x, y = self.gazetteer.lookup(a), self.gazetteer.lookup(b)
+        return x is not None and y is not None and x != y and x.type == y.type == "PRODUCT"
+
     def canonical(self, name: str, label: str) -> tuple[str, str, bool]:
         """(name, type, known) for a mention: the gazetteer's entry when it knows
         the name, or the product it names with a version, release words or a
@@ -126,6 +146,12 @@ class Namer:
         entry = self.gazetteer.lookup(name) if self.gazetteer is not None else None
         if entry is not None:
             return entry.name, entry.type, True
+        if name.endswith(".js") and self.gazetteer is not None:
+            # "Express.js" and "Vue.js" in the prose are the Express and Vue the corpus
+            # declares ("Node.js" stays: no note declares a "Node")
+            entry = self.gazetteer.lookup(name[:-3])
+            if entry is not None and entry.type == "PRODUCT":
+                return entry.name, "PRODUCT", True
         base = name
         for _ in range(3):
             shorter = _strip_tail(base)
@@ -193,7 +219,9 @@ def settle_names(
             known[key] = label
         votes.setdefault(key, Counter())[label] += TYPE_WEIGHT.get(m.source, 1)
     if vendor is not None:
-        known.setdefault(name_key(vendor), vendor_type)
+        # in its own notes the vendor's name is the vendor, even where the corpus
+        # calls a topic page of that name a product ("Nvidia", "Vercel")
+        known[name_key(vendor)] = vendor_type
         spelled.setdefault(name_key(vendor), Counter())[vendor] += 1
     parent = {k: k for k in spelled}
 
@@ -249,8 +277,15 @@ def settle_names(
         words = key.split()
         for cut in range(1, len(words)):
             head, rest = " ".join(words[:cut]), " ".join(words[cut:])
-            # "hashicorp nomad" and "nomad", "jetbrains mps" and "mps": one product
-            if head in owners and rest in spelled and (rest in products or key in products):
+            # "hashicorp nomad" and "nomad", "jetbrains mps" and "mps": one product; with
+            # another owner's name in front, not when the corpus declares both as products
+            # of their own ("Slackware Linux" and "Linux")
+            if (
+                head in owners
+                and rest in spelled
+                and (rest in products or key in products)
+                and (head in vendor_keys or not namer.distinct_products(key, rest))
+            ):
                 union(key, rest)
     groups: dict[str, list[str]] = {}
     for key in spelled:

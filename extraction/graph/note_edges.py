@@ -5,26 +5,61 @@ title, its ``created_by`` makers, its ``related`` topics) and states
 relationships with their provenance: the makers produce it, the related topics
 are related to it, and a CPE vendor or a title that names the vendor says the
 vendor makes it. :mod:`extraction.graph.build` adds these to what the prose says.
+
+**The folder convention.** The vendor a product page (``eol-*.md``) is filed
+under PRODUCES the page's product, foundations included (a foundation's hosted
+projects are its products in this graph), unless the note itself says otherwise.
+The one kind of "otherwise" the notes hold: a sentence that offers commercial or
+extended support names the vendor (:class:`~extraction.notes.structure.SupportOffer`:
+"Commercial support for Vue 2.x is available through the HeroDevs Never-Ending
+Support initiative"), and neither the title nor ``created_by`` names it as the
+maker. Such a vendor SUPPORTS the product (provider → product, the offering's
+name in the edge's metadata) and does not produce it; a CPE vendor field does not
+outweigh the sentence (it names the vendor of record, which for Keycloak is the
+seller of its long-term support). A topic page's ``created_by`` is its maker.
+
+A title can name a product's base (:func:`title_base`): "Red Hat build of OpenJDK",
+"Amazon RDS for MySQL" (a managed service of MySQL) are BASED_ON what they name.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import lru_cache
 
-from extraction.graph.naming import Namer, RawEdge, RawMention, is_name, name_key, squashed_name
-from extraction.notes.structure import NoteFacts
+from extraction.graph.naming import Namer, RawEdge, RawMention, name_key, squashed_name
+from extraction.notes.structure import NoteFacts, SupportOffer
 
 #: Confidence of the facts the notes' structure states.
 STRUCTURE_CONFIDENCE = {
     "created_by": 0.95,
+    "support": 0.8,
     "identifiers": 0.75,
+    "folder": 0.7,
     "title_and_tags": 0.75,
     "title": 0.6,
+    "title_base": 0.75,
     "related": 0.6,
+}
+#: What each structural fact is called in a relationship's ``provenance``.
+PROVENANCE = {
+    "created_by": "front matter: created_by",
+    "folder": "folder",
+    "support": "support offer",
+    "identifiers": "front matter: identifiers",
+    "title_and_tags": "front matter: title, tags",
+    "title": "front matter: title",
+    "title_base": "front matter: title",
+    "related": "front matter: related",
 }
 #: The end of a structural relationship that is the vendor itself.
 VENDOR = "\x00vendor"
+_LOWER_LEAD = re.compile(r"^(?:[a-z][\w'-]*\s+)+")
+_TITLE_BASE = re.compile(r"^(.+?)\s+(build of|distribution of|for)\s+(.+)$", re.IGNORECASE)
+#: Words of a managed service in "<service> for <product>" ("RDS", "Database", "MQ").
+_SERVICE_WORDS = frozenset(["rds", "database", "db", "elasticache", "cache", "mq", "service"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +73,12 @@ class VendorNote:
     content: str = ""
     """That chunk's content (its header starts with the note's title)."""
 
+    @property
+    def folder(self) -> str:
+        """The vendor folder the note is filed in (``vendors/<folder>/...``), or ``""``."""
+        parts = self.path.split("/")
+        return parts[-2] if len(parts) >= 3 and parts[-3] == "vendors" else ""
+
 
 def note_mentions(note: VendorNote, namer: Namer) -> list[RawMention]:
     """Entities the note's front matter names, evidenced by its first chunk: the
@@ -46,7 +87,7 @@ def note_mentions(note: VendorNote, namer: Namer) -> list[RawMention]:
     out: list[RawMention] = []
 
     def add(text: str, label: str, at_title: bool = False) -> None:
-        if not is_name(text):
+        if not namer.is_name(text):
             return
         end = len(text) if at_title and note.content.startswith(text) else 0
         out.append(
@@ -65,6 +106,65 @@ def note_mentions(note: VendorNote, namer: Namer) -> list[RawMention]:
     return out
 
 
+@lru_cache(maxsize=1024)
+def _name_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of ``names`` as whole words, case and spacing aside ("VMWare" is VMware)."""
+    words = sorted({" ".join(n.split()) for n in names if n.strip()}, key=len, reverse=True)
+    alternatives = "|".join(r"\s+".join(re.escape(w) for w in n.split()) for n in words)
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
+
+
+def support_offer_naming(
+    facts: NoteFacts, names: tuple[str, ...]
+) -> tuple[SupportOffer, str] | None:
+    """The first support offer of the note that names the vendor (by one of ``names``),
+    and the offering's name: a linked name holding the vendor's ("HeroDevs Never-Ending
+    Support", "VMWare Tanzu"), else a linked name of support ("Webtide Lifecycle
+    Support"), else the kind of support the sentence sells ("Extended support").
+
+    >>> from extraction.notes.structure import support_offers
+    >>> facts = NoteFacts(support_offers=support_offers(
+    ...     "Extended support is available [from VMWare Tanzu](https://tanzu.vmware.com)."))
+    >>> support_offer_naming(facts, ("VMware",))[1]
+    'VMWare Tanzu'
+    >>> support_offer_naming(facts, ("Oracle",)) is None
+    True
+    """
+    if not names or not facts.support_offers:
+        return None
+    pattern = _name_pattern(names)
+    for offer in facts.support_offers:
+        if not pattern.search(offer.sentence):
+            continue
+        links = [_LOWER_LEAD.sub("", link).strip() for link in offer.links]
+        named = [t for t in links if pattern.search(t) and not pattern.fullmatch(t)]
+        supports = [t for t in links if t[:1].isupper() and re.search(r"\bSupport\b", t)]
+        offering = (named or supports or [offer.kind])[0]
+        return offer, offering
+    return None
+
+
+def title_base(subject: str, namer: Namer) -> str | None:
+    """The product a title names as its base: "<A> build (or distribution) of <B>" and a
+    managed service "<A> for <B>" ("Amazon RDS for MySQL", "Azure Database for
+    PostgreSQL"), where B is a product the corpus declares. A tool for B is not built on
+    it ("Veeam Backup for Microsoft 365", "Windows Subsystem for Linux").
+
+    >>> title_base("Amazon RDS for MySQL", Namer(None)) is None  # nothing declared
+    True
+    """
+    found = _TITLE_BASE.match(" ".join(subject.split()))
+    if found is None or namer.gazetteer is None:
+        return None
+    head, link, base = found.group(1), found.group(2).casefold(), found.group(3)
+    if link == "for" and not set(head.casefold().split()) & _SERVICE_WORDS:
+        return None
+    entry = namer.gazetteer.lookup(base)
+    if entry is None or entry.type != "PRODUCT" or name_key(entry.name) == name_key(subject):
+        return None
+    return entry.name
+
+
 def note_edges(
     note: VendorNote,
     namer: Namer,
@@ -72,15 +172,31 @@ def note_edges(
     vendor_type: str,
     vendor_keys: AbstractSet[str],
     vendor_squashed: AbstractSet[str],
+    vendor_names: tuple[str, ...] = (),
 ) -> list[RawEdge]:
-    """Relationships the note's structure states, with their provenance."""
+    """Relationships the note's structure states, with their provenance.
+
+    ``vendor_names`` are the vendor's display name and folder aliases: a support
+    offer naming one of them makes a product page's vendor its support seller.
+    """
     facts = note.facts
     if not (facts.subject and facts.is_product):
         return []
     subject = facts.subject
     out: list[RawEdge] = []
 
-    def edge(source: str, label: str, type_: str, target: str, how: str, said: str) -> None:
+    def edge(
+        source: str,
+        label: str,
+        type_: str,
+        target: str,
+        how: str,
+        said: str,
+        offering: str | None = None,
+    ) -> None:
+        detail: tuple[tuple[str, str], ...] = (("provenance", PROVENANCE[how]),)
+        if offering:
+            detail += (("offering", offering),)
         out.append(
             RawEdge(
                 source,
@@ -92,6 +208,7 @@ def note_edges(
                 note.chunk_id,
                 said,
                 "front_matter" if how in ("created_by", "related") else how,
+                detail,
             )
         )
 
@@ -109,15 +226,25 @@ def note_edges(
             product = namer.gazetteer.product_for_slug(slug)
             if product and name_key(product) != name_key(subject):
                 edge(subject, "PRODUCT", "RELATED_TO", product, "related", f"related: {slug}")
+        base = title_base(subject, namer)
+        if base is not None:
+            edge(subject, "PRODUCT", "BASED_ON", base, "title_base", f"title: {subject}")
     if vendor is None:
         return out
     if any(m and name_key(m.name) in vendor_keys for m in facts.makers):
         return out  # created_by already names the vendor
+    titled = any(name_key(subject).startswith(k + " ") for k in vendor_keys)
+    if facts.product_page and not titled:
+        offer = support_offer_naming(facts, (vendor, *vendor_names))
+        if offer is not None:
+            sentence, offering = offer
+            edge(VENDOR, vendor_type, "SUPPORTS", subject, "support", sentence.sentence, offering)
+            return out  # a seller of the product's support, not its maker
     cpe = [v for v in facts.cpe_vendors if v in vendor_squashed]
     if cpe:
         said = f"identifiers: cpe vendor {cpe[0]}"
         edge(VENDOR, vendor_type, "PRODUCES", subject, "identifiers", said)
-    elif any(name_key(subject).startswith(k + " ") for k in vendor_keys):
+    elif titled:
         # a tag naming the vendor backs the title up; alone it proves nothing (HeroDevs
         # tags the Vue and Node.js pages it sells support for)
         tagged = [t for t in facts.tags if squashed_name(t) in vendor_squashed]
@@ -126,4 +253,8 @@ def note_edges(
             edge(VENDOR, vendor_type, "PRODUCES", subject, "title_and_tags", said)
         else:
             edge(VENDOR, vendor_type, "PRODUCES", subject, "title", f"title: {subject}")
+    if facts.product_page:
+        folder = note.folder
+        said = f"folder: vendors/{folder}" if folder else f"folder of {vendor}"
+        edge(VENDOR, vendor_type, "PRODUCES", subject, "folder", said)
     return out

@@ -19,9 +19,11 @@ Nothing spaCy-typed leaves this module: callers get
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -34,7 +36,8 @@ from extraction.lexicon import is_version_like, is_vocabulary
 from extraction.models import EntityMention, ExtractionContext, ExtractionResult
 from extraction.names import display_form, guess_vendor_type, normalize_name
 from extraction.nlp.coref import Mention, pronoun_mentions
-from extraction.nlp.relations import extract_relations
+from extraction.nlp.relation_patterns import find_pattern_relations, slot_typed_spans
+from extraction.nlp.relations import extract_relations, pattern_confidence
 from extraction.nlp.relclf import RelationClassifier, load_default
 from extraction.nlp.seed_spans import list_mates, names_after_seeds
 from extraction.nlp.spans import name_chars, proper_noun_runs, repair_spans
@@ -119,17 +122,22 @@ _ENTITY = re.compile(r"&(?:[A-Za-z]{2,8}|#\d{2,6}|#x[0-9A-Fa-f]{2,5});")
 # what is left of a markdown link the cleaning could not read (one broken over lines)
 _LINK_TAIL = re.compile(r"\]\((?:[^()\s]|\([^()\s]*\))*\)")
 _LINK_OPEN = re.compile(r"\[(?=[^\[\]]*\]\()")
+_QUOTE_MARK = re.compile(r"(?m)^[ \t]*(?:>[ \t]?)+")
 
 
 def mask_markup(text: str) -> str:
     """``text`` as the model should read it, every offset kept: HTML character
     references ("&bull;") become the character they stand for, padded with
-    spaces, and the remains of a markdown link (``[``, ``](url)``) become spaces.
+    spaces, the remains of a markdown link (``[``, ``](url)``) become spaces, and
+    so do the ``>`` marks of a quoted paragraph's lines (a sentence of a quote runs
+    on from line to line).
 
     >>> mask_markup("v5 &bull; v6 &mdash;it")
     'v5 •      v6 —      it'
     >>> mask_markup("the [Eclipse AQAvit project](https://x.org/a) tests")
     'the  Eclipse AQAvit project                   tests'
+    >>> mask_markup("> XCP-ng is based on\\n> Xen.")
+    '  XCP-ng is based on\\n  Xen.'
     """
     import html
 
@@ -144,6 +152,8 @@ def mask_markup(text: str) -> str:
     if "](" in text:
         text = _LINK_OPEN.sub(" ", text)
         text = _LINK_TAIL.sub(lambda m: " " * len(m.group()), text)
+    if ">" in text:
+        text = _QUOTE_MARK.sub(lambda m: " " * len(m.group()), text)
     return text
 
 
@@ -337,7 +347,12 @@ class Extractor:
             ):
                 label, source = "PRODUCT", "ruler"
             found.append(_Candidate(ent.start, ent.end, label, source, 1))
-        matcher = self._matcher_for(context) if (context.vendor or context.known_entities) else None
+        matcher = (
+            # the seeds repeat from chunk to chunk of a vendor, the subject does not
+            self._matcher_for(replace(context, subject=None))
+            if (context.vendor or context.known_entities)
+            else None
+        )
         if matcher is not None:
             for match_id, start, end in matcher(doc):
                 label = self.nlp.vocab.strings[match_id]
@@ -367,9 +382,12 @@ class Extractor:
         """
         taken = bytearray(len(doc))
         kept: list[Span] = []
-        seeds = [c for c in found if c.priority == 2]
+        seeds = sorted((c for c in found if c.priority == 2), key=lambda c: c.start)
         if seeds:
-            found = [c for c in found if c.priority != 1 or not _extends_seed(doc, c, seeds)]
+            starts = [c.start for c in seeds]
+            found = [
+                c for c in found if c.priority != 1 or not _extends_seed(doc, c, seeds, starts)
+            ]
         ranked = sorted(
             found, key=lambda c: (c.priority > 0, c.end - c.start, c.priority), reverse=True
         )
@@ -387,7 +405,15 @@ class Extractor:
         if not found:
             return []
         spans = list_mates(doc, names_after_seeds(doc, repair_spans(doc, self._merge(doc, found))))
-        return [Mention(span, span.label_, _canonical(span)) for span in spans if _is_name(span)]
+        declared = _declared(context)
+        return [
+            Mention(span, span.label_, _canonical(span))
+            for span in spans
+            # the note's own title is a name in its prose ("Express", also an edition
+            # word), and so is a product the corpus declares that reads as a version
+            # ("V8", the JavaScript engine)
+            if _is_name(span) or span.text in declared
+        ]
 
     def _relation_mentions(self, doc: Doc, named: list[Mention]) -> list[Mention]:
         """What relation extraction sees: named, guessed and pronoun mentions.
@@ -411,44 +437,73 @@ class Extractor:
         mentions = self._relation_mentions(doc, named)
         if not mentions:
             return ExtractionResult()
+        # the patterns' findings their rule's confidence keeps
+        patterns = [
+            f
+            for f in find_pattern_relations(doc, mentions, context.subject)
+            if pattern_confidence(f) is not None
+        ]
+        # a product slot of a pattern types what only the model typed ("runs on ...
+        # Common Language Runtime") and makes a name of a proper-noun run it missed
+        typed = {
+            (end.span.start, end.span.end): end.label
+            for f in patterns
+            for end in (f.source, f.target)
+            if end.span.kb_id_ == "ner" and not end.pronoun
+        }
         entities = []
         for m in named:
             start, end = name_chars(m.span)
             entities.append(
                 EntityMention(
                     text=m.span.text[: end - start],
-                    label=m.label,
+                    label=typed.get((m.span.start, m.span.end), m.label),
                     start=start,
                     end=end,
                     canonical=m.canonical,
                     source=m.span.kb_id_,
                 )
             )
+        for (first, last), label in slot_typed_spans(patterns).items():
+            span = doc[first:last]
+            if _is_name(span):
+                start, end = name_chars(span)
+                text = span.text[: end - start]
+                entities.append(EntityMention(text, label, start, end, _canonical(span), "slot"))
         relations = extract_relations(
             doc,
             mentions,
             keep_unresolved_pronouns=self.keep_unresolved_pronouns,
             classifier=self.classifier,
+            subject=context.subject,
+            patterns=patterns,
         )
         return ExtractionResult(entities=tuple(entities), relations=tuple(relations))
 
 
-def _extends_seed(doc: Doc, cand: _Candidate, seeds: list[_Candidate]) -> bool:
-    """A model span made of a seed and lower-case words only."""
-    for seed in seeds:
-        if (
-            cand.start <= seed.start
-            and seed.end <= cand.end
-            and (seed.start, seed.end)
-            != (
-                cand.start,
-                cand.end,
-            )
-        ):
-            rest = [*doc[cand.start : seed.start], *doc[seed.end : cand.end]]
-            if all(t.is_lower or t.is_punct or t.is_space for t in rest):
+def _extends_seed(doc: Doc, cand: _Candidate, seeds: list[_Candidate], starts: list[int]) -> bool:
+    """A model span made of a seed and lower-case words only (``seeds`` sorted by
+    start, ``starts`` their starts: only the seeds inside the span are looked at, and
+    the words around one only up to the first that is not lower case)."""
+    for seed in seeds[bisect.bisect_left(starts, cand.start) :]:
+        if seed.start >= cand.end:
+            break
+        if seed.end <= cand.end and (seed.start, seed.end) != (cand.start, cand.end):
+            rest = itertools.chain(range(cand.start, seed.start), range(seed.end, cand.end))
+            if all(doc[i].is_lower or doc[i].is_punct or doc[i].is_space for i in rest):
                 return True
     return False
+
+
+def _declared(context: ExtractionContext | None) -> frozenset[str]:
+    """Names a context declares although the vocabulary rules would drop them: the
+    note's subject, and products the corpus declares that read as a version."""
+    if context is None:
+        return frozenset()
+    out = {t for t, label in context.known_entities if label == "PRODUCT" and is_version_like(t)}
+    if context.subject:
+        out.add(context.subject)
+    return frozenset(out)
 
 
 def _is_name(span: Span) -> bool:

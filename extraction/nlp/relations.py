@@ -19,6 +19,7 @@ rules were calibrated without them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -26,10 +27,12 @@ from spacy.tokens import Doc, Span
 
 from extraction.models import RelationMention
 from extraction.nlp.coref import Mention, alias_mentions, coreference_groups, sentence_groups
+from extraction.nlp.relation_patterns import PatternFound, find_pattern_relations
 from extraction.nlp.relation_rules import Found, confidence, find_relations
 from extraction.nlp.relclf import RelationClassifier
 from extraction.nlp.spans import name_chars
 
+_PARAGRAPH = re.compile(r"(?:(?!\n[ \t]*\n).)+", re.S)
 COOCCURRENCE_NEAR = 0.3
 COOCCURRENCE_FAR = 0.2
 MAX_COOCCURRENCE_PER_SENTENCE = 8
@@ -57,6 +60,8 @@ def extract_relations(
     keep_unresolved_pronouns: bool = False,
     max_cooccurrence: int = MAX_COOCCURRENCE_PER_SENTENCE,
     classifier: RelationClassifier | None = None,
+    subject: str | None = None,
+    patterns: Sequence[PatternFound] | None = None,
 ) -> list[RelationMention]:
     """Typed relations plus capped ``MENTIONED_WITH`` for one parsed text.
 
@@ -78,6 +83,13 @@ def extract_relations(
         A trained :class:`~extraction.nlp.relclf.RelationClassifier`: it decides
         the types it was trained on (the rule families become its features);
         the rules keep every other type.
+    subject
+        The product the text's note is about: "It" as a subject stands for it in
+        the dependency patterns (:mod:`extraction.nlp.relation_patterns`), whose
+        findings come after the classifier's and never become its features.
+    patterns
+        The patterns' findings, when the caller already has them (the
+        :class:`~extraction.nlp.extractor.Extractor` types entities by them).
     """
     out: list[RelationMention] = []
     best: dict[tuple[str, tuple[int, int], tuple[int, int]], int] = {}
@@ -134,9 +146,60 @@ def extract_relations(
                     out.append(rel)
                 elif out[at].confidence < conf:
                     out[at] = rel
+    if patterns is None:
+        patterns = find_pattern_relations(doc, mentions, subject)
+    for p in patterns:
+        conf = pattern_confidence(p)
+        if conf is None:
+            continue
+        a, b = sorted((p.source.span.start, p.target.span.start))
+        linked.add((a, b))
+        rel = _pattern_mention(p, conf)
+        key = (rel.type, rel.source_span, rel.target_span)
+        at = best.get(key)
+        if at is None:
+            best[key] = len(out)
+            out.append(rel)
+        elif out[at].confidence < conf:
+            out[at] = rel
     if max_cooccurrence > 0:
         out.extend(_cooccurrences(doc, mentions, linked, max_cooccurrence))
     return out
+
+
+def pattern_confidence(p: PatternFound) -> float | None:
+    """The calibrated confidence of a pattern's rule (None: the rule is not emitted)."""
+    return confidence(p.type, f"pattern:{p.rule}", 1, p.source.pronoun or p.target.pronoun)
+
+
+def evidence_text(sent: Span, *ends: Span) -> str:
+    """The sentence, without the paragraphs the parser ran it across that hold neither
+    end (a heading and the paragraph before it are no part of "OpenSearch is a fork of
+    Elasticsearch")."""
+    text = sent.text
+    if "\n\n" not in text.strip() or not ends:
+        return text.strip()
+    lo = min(e.start_char for e in ends) - sent.start_char
+    hi = max(e.end_char for e in ends) - sent.start_char
+    parts = [(m.start(), m.end()) for m in _PARAGRAPH.finditer(text)]
+    kept = [text[a:b] for a, b in parts if a < hi and b > lo]
+    return " ".join(" ".join(k.split()) for k in kept) or text.strip()
+
+
+def _pattern_mention(p: PatternFound, confidence: float) -> RelationMention:
+    return RelationMention(
+        source=p.source.canonical,
+        source_label=p.source.label,
+        target=p.target.canonical,
+        target_label=p.target.label,
+        type=p.type,
+        confidence=confidence,
+        sentence=evidence_text(p.sentence, p.source.span, p.target.span),
+        source_span=name_chars(p.source.span),
+        target_span=name_chars(p.target.span),
+        method=f"pattern:{p.rule}",
+        detail=p.detail,
+    )
 
 
 def _as(m: Mention, original: Mention) -> Mention:

@@ -5,6 +5,11 @@ Front matter names the note's subject (``title`` on endoflife.date pages,
 (``related``), the slugs it is known by (``permalink``, ``alternate_urls``,
 ``topic``, ``aliases``) and its maker's CPE vendor (``identifiers``); the body
 links to other notes (``[MySQL](/mysql)``, ``https://endoflife.date/mysql``).
+The file name says what kind of page it is (``eol-*.md``: a product page), and
+the sentences that offer commercial or extended support are kept whole
+(:class:`SupportOffer`): whether one names the note's vendor decides whether the
+vendor a product page is filed under makes the product or sells its support
+(:mod:`extraction.graph.note_edges`).
 :func:`note_facts` turns them into :class:`NoteFacts`, stored with the
 document (``documents.facts``) so that a rebuild can build the corpus-wide
 gazetteer (:mod:`extraction.graph.gazetteer`) without reading every file again.
@@ -41,6 +46,25 @@ _EOL_LINK = re.compile(
 )
 # words that keep a multi-word subject a name even when written in lower case
 _NAME_GLUE = frozenset({"of", "for", "and", "the", "on", "in", "de", "to", "with", "by", "as"})
+#: At most this many support offers per note, each at most this long.
+MAX_OFFERS = 8
+MAX_OFFER_CHARS = 600
+_LINK = re.compile(r"\[([^\]\n]{1,200})\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*\)")
+_REF_LINK = re.compile(r"\[([^\]\n]{1,200})\]\[[^\]\n]*\]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[(\"'])")
+# what kind of support is sold ("commercial support", "a commercial offer for extended
+# support", "Commercial offerings with long-term support", "Never-Ending Support")
+_SUPPORT_KIND = re.compile(
+    r"\b(?:commercial|extended|paid|premium|enterprise|long[- ]term|lifecycle|life[- ]cycle|"
+    r"never[- ]ending|endless|security)\b(?:[\w\s,'-]{0,40}?)\bsupport\b",
+    re.IGNORECASE,
+)
+# ... and that someone offers it
+_OFFERED = re.compile(
+    r"\b(?:available|provides?|provided|offers?|offered|offerings?|sells?|sold|purchased?|"
+    r"obtained|subscrib\w*)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +83,27 @@ class NoteLink:
 
 
 @dataclass(frozen=True, slots=True)
+class SupportOffer:
+    """A sentence of the note that offers commercial or extended support ("Commercial
+    support for Vue 2.x is available through the HeroDevs Never-Ending Support
+    initiative"), markdown links reduced to their text."""
+
+    sentence: str
+    links: tuple[str, ...] = ()
+    """The texts of the sentence's links, in order (offerings are often linked)."""
+
+    @property
+    def kind(self) -> str:
+        """The kind of support offered, as the sentence says it ("Commercial support").
+
+        >>> SupportOffer("Extended support is available from VMWare.").kind
+        'Extended support'
+        """
+        found = _SUPPORT_KIND.search(self.sentence)
+        return " ".join(found.group().split()) if found else "support"
+
+
+@dataclass(frozen=True, slots=True)
 class NoteFacts:
     subject: str | None = None
     """The note's subject as its front matter names it."""
@@ -74,6 +119,10 @@ class NoteFacts:
     cpe_vendors: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    product_page: bool = False
+    """An endoflife.date product page (``eol-*.md``): its vendor folder makes the
+    product, unless the note names the vendor as a seller of its support."""
+    support_offers: tuple[SupportOffer, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -87,6 +136,8 @@ class NoteFacts:
             "cpe_vendors": list(self.cpe_vendors),
             "tags": list(self.tags),
             "problems": list(self.problems),
+            "product_page": self.product_page,
+            "support_offers": [[o.sentence, list(o.links)] for o in self.support_offers],
         }
 
     @classmethod
@@ -106,6 +157,11 @@ class NoteFacts:
                 cpe_vendors=tuple(str(v) for v in data.get("cpe_vendors", ())),
                 tags=tuple(str(t) for t in data.get("tags", ())),
                 problems=tuple(str(p) for p in data.get("problems", ())),
+                product_page=bool(data.get("product_page")),
+                support_offers=tuple(
+                    SupportOffer(str(text), tuple(str(t) for t in links))
+                    for text, links in data.get("support_offers", ())
+                ),
             )
         except (TypeError, ValueError):
             return cls()
@@ -206,6 +262,47 @@ def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(i for i in items if i))[:MAX_ITEMS]
 
 
+def _prose(doc: SourceDocument) -> str:
+    """The note's own text: without the release list the reader renders from the
+    front matter (its "end of extended support" dates offer nothing)."""
+    body = doc.body
+    if "Releases" in doc.metadata.get("generated_sections", ()):
+        cut = body.rfind("\n## Releases\n")
+        body = body[:cut] if cut >= 0 else body
+    return body
+
+
+def support_offers(text: str) -> tuple[SupportOffer, ...]:
+    """The sentences of ``text`` that offer commercial or extended support: a kind of
+    support that is sold and a word that offers it.
+
+    >>> [o.links for o in support_offers(
+    ...     "Vue 2 is out of support.\\n\\nCommercial support for Vue 2.x is available "
+    ...     "through the [HeroDevs Never-Ending Support](https://herodevs.com/nes) initiative."
+    ... )]
+    [('HeroDevs Never-Ending Support',)]
+    >>> support_offers("Users are entitled to 5 years of extended support.")
+    ()
+    """
+    found: list[SupportOffer] = []
+    for paragraph in re.split(r"\n[ \t>]*\n|\n[ \t>]*(?=[-*+] |\d+\. )", text):
+        if paragraph.lstrip().startswith(("#", "|", "*[")):
+            continue  # headings, tables and abbreviation lists are not sentences
+        flat = " ".join(line.lstrip(" >\t") for line in paragraph.splitlines())
+        flat = re.sub(r"^(?:[-*+]|\d+\.)\s+", "", flat)
+        for sentence in _SENTENCE_END.split(flat):
+            if "support" not in sentence.lower():
+                continue
+            links = tuple(" ".join(m.group(1).split()) for m in _LINK.finditer(sentence))
+            plain = _REF_LINK.sub(r"\1", _LINK.sub(r"\1", sentence))
+            plain = " ".join(plain.replace("**", "").replace("__", "").split())
+            if _SUPPORT_KIND.search(plain) and _OFFERED.search(plain):
+                found.append(SupportOffer(plain[:MAX_OFFER_CHARS], links[:MAX_ITEMS]))
+                if len(found) == MAX_OFFERS:
+                    return tuple(found)
+    return tuple(found)
+
+
 def note_facts(doc: SourceDocument) -> NoteFacts:
     """The facts of one note's front matter and links (pure, never raises)."""
     meta = doc.metadata
@@ -271,4 +368,6 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
         cpe_vendors=_unique(cpe),
         tags=_unique(t.lower() for t in _words(meta.get("tags")) if len(t) <= 100),
         problems=tuple(problems),
+        product_page=meta.get("document_type") == "end-of-life",
+        support_offers=support_offers(_prose(doc)),
     )

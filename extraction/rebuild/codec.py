@@ -24,6 +24,7 @@ def result_to_json(result: ExtractionResult) -> dict[str, Any]:
                 list(r.source_span),
                 list(r.target_span),
                 r.method,
+                *([r.detail] if r.detail else []),
             ]
             for r in result.relations
         ],
@@ -47,7 +48,8 @@ def result_from_json(data: dict[str, Any]) -> ExtractionResult:
             source_span=(ss[0], ss[1]),
             target_span=(ts[0], ts[1]),
             method=m,
+            detail=str(rest[0]) if rest else "",
         )
-        for s, sl, t, tl, ty, cf, sent, ss, ts, m in data.get("relations", [])
+        for s, sl, t, tl, ty, cf, sent, ss, ts, m, *rest in data.get("relations", [])
     )
     return ExtractionResult(entities=entities, relations=relations)

@@ -21,7 +21,7 @@ from extraction.settings import ExtractionSettings
 #: Bump when extraction output changes for the same input: cached results of an
 #: older extractor are then recomputed, and the next rebuild extracts every note
 #: made with another version again (``documents.extractor_version``).
-EXTRACTOR_VERSION = "16"
+EXTRACTOR_VERSION = "23"
 
 
 Seed = tuple[str, str]
@@ -63,18 +63,27 @@ def note_seeds(doc: SourceDocument, facts: NoteFacts, gazetteer: Gazetteer) -> l
 
 
 def chunk_context(
-    doc: SourceDocument, text: str, seeds: Sequence[Seed], gazetteer: Gazetteer
+    doc: SourceDocument,
+    text: str,
+    seeds: Sequence[Seed],
+    gazetteer: Gazetteer,
+    subject: str | None = None,
 ) -> ExtractionContext:
-    """Seeds for one chunk: the note's own, and every gazetteer name the chunk holds."""
+    """Seeds for one chunk: the note's own, and every gazetteer name the chunk holds;
+    ``subject``, the product the note is about, is who "It" is in its prose."""
     found = [(hit.surface, hit.entry.type) for hit in gazetteer.find(text)]
     vendor = None if doc.vendor.startswith("_") else doc.vendor
     return ExtractionContext(
-        vendor=vendor, known_entities=tuple(sorted(dict.fromkeys([*seeds, *found])))
+        vendor=vendor,
+        known_entities=tuple(sorted(dict.fromkeys([*seeds, *found]))),
+        subject=subject,
     )
 
 
 def extraction_key(text: str, context: ExtractionContext) -> str:
-    fingerprint = orjson.dumps([EXTRACTOR_VERSION, context.vendor, context.known_entities, text])
+    fingerprint = orjson.dumps(
+        [EXTRACTOR_VERSION, context.vendor, context.known_entities, text, context.subject]
+    )
     return hashlib.sha256(fingerprint).hexdigest()
 
 
@@ -92,7 +101,8 @@ def prepare(
     )
     facts = facts if facts is not None else note_facts(doc)
     seeds = note_seeds(doc, facts, gazetteer)
-    contexts = tuple(chunk_context(doc, c.text, seeds, gazetteer) for c in chunks)
+    subject = facts.subject if facts.subject and facts.is_product else None
+    contexts = tuple(chunk_context(doc, c.text, seeds, gazetteer, subject) for c in chunks)
     return PreparedDocument(
         document=doc,
         chunks=chunks,

@@ -78,12 +78,21 @@ def embed_item(content_hash: str, text: str) -> list[Any]:
 
 
 def extract_item(key: str, text: str, context: ExtractionContext) -> list[Any]:
-    return [key, text, context.vendor, [list(seed) for seed in context.known_entities]]
+    return [
+        key,
+        text,
+        context.vendor,
+        [list(seed) for seed in context.known_entities],
+        context.subject,
+    ]
 
 
 def _context(item: Sequence[Any]) -> ExtractionContext:
     return ExtractionContext(
-        vendor=item[2], known_entities=tuple((str(s), str(t)) for s, t in item[3])
+        vendor=item[2],
+        known_entities=tuple((str(s), str(t)) for s, t in item[3]),
+        # a unit queued by a worker of the previous version has no subject
+        subject=item[4] if len(item) > 4 else None,
     )
 
 

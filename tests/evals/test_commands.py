@@ -23,7 +23,7 @@ def run_evals(
 def test_help_lists_every_harness_and_each_has_its_own() -> None:
     top = run_evals(None, "--help")
     assert top.returncode == 0
-    names = ("extraction", "graph", "search", "vendor-queries", "disambiguation")
+    names = ("extraction", "graph", "rules", "search", "vendor-queries", "disambiguation")
     for name in names:
         assert f"  {name} " in top.stdout
         own = run_evals(None, name, "--help")

@@ -17,6 +17,7 @@ from evals.graph_quality import (
     combine,
     load_gold,
     load_gold_dir,
+    load_splits,
     score_folder,
 )
 
@@ -101,11 +102,58 @@ def test_nothing_extracted_scores_no_precision_and_zero_recall() -> None:
 
 def test_the_labelled_set_loads_and_follows_its_rule() -> None:
     golds = load_gold_dir(GOLD_DIR)
-    assert len(golds) >= 20
+    assert len(golds) == 61
     for g in golds:
         assert all(n.startswith(f"vendors/{g.folder}/") for n in g.notes), g.folder
         assert any(e.required for e in g.entities), g.folder
-    assert sum(len(g.notes) for g in golds) == 59
+    split_of = load_splits(GOLD_DIR, golds)
+    notes: dict[str, int] = {}
+    for g in golds:
+        notes[split_of[g.folder]] = notes.get(split_of[g.folder], 0) + len(g.notes)
+    assert notes == {"first": 59, "tune": 74, "holdout": 82}
+
+
+def test_each_split_is_reported_apart_and_only_holdout_is_untuned() -> None:
+    acme, sled = E("Acme", "ORG"), E("Rocket Sled", "PRODUCT")
+    found = [FoundRelation(acme, "PRODUCES", sled)]
+    report = combine(
+        [
+            score_folder(GOLD, [acme, sled], found, "tune"),
+            score_folder(GOLD, [], [], "holdout"),
+        ]
+    )
+    data = report.to_dict()
+    assert data["relations"]["required"] == 6 and data["relations"]["found_required"] == 1
+    tune, holdout = data["splits"]["tune"], data["splits"]["holdout"]
+    assert (tune["tuned"], holdout["tuned"]) == (True, False)
+    assert tune["relations"]["recall"] == 0.3333
+    assert holdout["relations"]["recall"] == 0.0 and holdout["relations"]["precision"] is None
+    assert tune["relation_types"]["PRODUCES"]["tp"] == 1
+    assert holdout["relation_types"]["PRODUCES"]["found_required"] == 0
+    assert [f["split"] for f in data["folders"]] == ["tune", "holdout"]
+
+
+@pytest.mark.parametrize(
+    ("splits", "message"),
+    [
+        (b"[]", "not a map of split names"),
+        (b'{"tune": ["Acme"], "holdout": ["Acme"]}', "'Acme' is in 'tune' and 'holdout'"),
+        (b'{"tune": ["Acme", "Zeta"]}', "without a labelled file"),
+        (b'{"tune": []}', "in no split"),
+    ],
+)
+def test_a_splits_file_that_does_not_fit_the_labelled_folders_is_refused(
+    tmp_path: Path, splits: bytes, message: str
+) -> None:
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    (tmp_path / "splits.json").write_bytes(splits)
+    with pytest.raises(GoldError, match=message):
+        load_splits(gold, [GOLD])
+
+
+def test_without_a_splits_file_every_folder_is_in_one_split(tmp_path: Path) -> None:
+    assert load_splits(tmp_path / "gold", [GOLD]) == {"Acme": "all"}
 
 
 @pytest.mark.parametrize(

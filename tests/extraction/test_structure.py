@@ -182,16 +182,18 @@ def test_created_by_and_related_become_relationships_with_provenance() -> None:
     assert {graph.entities[m.entity].name for m in graph.mentions} >= {"Redux", "Andrew Clark"}
 
 
-def test_the_folder_is_not_a_maker_and_the_vendor_is_always_in_its_graph() -> None:
-    # a folder that files a product it does not make: no PRODUCES from the vendor
+def test_a_topic_page_s_folder_is_not_a_maker_and_the_vendor_is_always_in_its_graph() -> None:
+    # a folder that files a topic page it does not make: created_by is the maker
     filed = _graph([doc("HeroDevs", "topic-react.md", REACT)], [], "HeroDevs")
     assert ("HeroDevs", "PRODUCES", "React") not in _edges(filed)
     assert ("Jordan Walke", "PRODUCES", "React") in _edges(filed)
     assert any(e.name == "HeroDevs" for e in filed.entities)
-    # a CPE vendor that is the folder's: produced, with the identifiers as evidence
+    # a product page: its folder's vendor makes it; the CPE vendor is the evidence shown
     rhel = _graph([doc("Red_Hat", "eol-rhel.md", RHEL)], [], "Red Hat")
     made = [r for r in rhel.relationships if r.type == "PRODUCES"]
     assert len(made) == 1 and "cpe vendor redhat" in made[0].evidence_sentence
+    assert made[0].metadata["provenance"] == "front matter: identifiers"
+    assert made[0].metadata["methods"] == {"identifiers": 1, "folder": 1}
 
 
 def _row(text: str, entities: list[tuple[str, str, str]], relations: list[Any]) -> Any:
@@ -292,21 +294,96 @@ def test_a_person_named_with_product_words_is_nobody_whatever_its_relationships(
     assert not any(r.type == "FOUNDED_BY" for r in graph.relationships)
 
 
-def test_a_tag_naming_the_vendor_backs_a_title_up_but_proves_nothing_alone() -> None:
-    def note(title: str, tags: str) -> bytes:
-        return f"---\ntitle: {title}\ntags: {tags}\n---\n{title} is supported.\n".encode()
+def _page(title: str, tags: str, body: str = "") -> bytes:
+    return f"---\ntitle: {title}\ntags: {tags}\n---\n{body or title + ' is supported.'}\n".encode()
 
-    def produces(folder: str, vendor: str, data: bytes) -> list[Any]:
-        graph = _graph([doc(folder, "eol-x.md", data)], [], vendor)
-        return [r for r in graph.relationships if r.type == "PRODUCES"]
 
-    tagged = produces("Red_Hat", "Red Hat", note("Red Hat Satellite", "red-hat linux"))
+def _vendor_edges(folder: str, vendor: str, data: bytes, rows: Any = ()) -> list[Any]:
+    graph = _graph([doc(folder, "eol-x.md", data)], list(rows), vendor)
+    return [
+        r
+        for r in graph.relationships
+        if graph.entities[r.source].name == vendor and r.type in ("PRODUCES", "SUPPORTS")
+    ]
+
+
+def test_a_product_page_s_folder_makes_it_and_a_tag_only_backs_a_title_up() -> None:
+    tagged = _vendor_edges("Red_Hat", "Red Hat", _page("Red Hat Satellite", "red-hat linux"))
     assert [(r.confidence, r.evidence_sentence) for r in tagged] == [
         (0.75, "title: Red Hat Satellite; tags: red-hat")
     ]
-    untagged = produces("Red_Hat", "Red Hat", note("Red Hat Satellite", "linux"))
-    assert [r.confidence for r in untagged] == [0.6]
-    assert produces("HeroDevs", "HeroDevs", note("Vue", "javascript-runtime herodevs")) == []
+    # the folder (0.7) is stronger evidence than a title alone (0.6)
+    untagged = _vendor_edges("Red_Hat", "Red Hat", _page("Red Hat Satellite", "linux"))
+    assert [(r.confidence, r.metadata["provenance"]) for r in untagged] == [(0.7, "folder")]
+    assert untagged[0].evidence_sentence == "folder: vendors/Red_Hat"
+    assert untagged[0].metadata["methods"] == {"title": 1, "folder": 1}
+    # a tag naming the vendor proves nothing; the folder still files the page under it
+    vue = _vendor_edges("HeroDevs", "HeroDevs", _page("Vue", "javascript-runtime herodevs"))
+    assert [(r.type, r.metadata["provenance"]) for r in vue] == [("PRODUCES", "folder")]
+
+
+def test_a_product_page_naming_its_vendor_as_a_support_seller_is_supported_not_made() -> None:
+    offer = (
+        "Vue 2 reached its end of life.\n\nCommercial support for Vue 2.x is available through "
+        "the [HeroDevs Never-Ending Support](https://www.herodevs.com/support/nes-vue) "
+        "initiative."
+    )
+    vue = _vendor_edges("HeroDevs", "HeroDevs", _page("Vue", "herodevs", offer))
+    assert [(r.type, r.confidence) for r in vue] == [("SUPPORTS", 0.8)]
+    assert vue[0].metadata["offering"] == "HeroDevs Never-Ending Support"
+    assert vue[0].metadata["provenance"] == "support offer"
+    assert vue[0].evidence_sentence.startswith("Commercial support for Vue 2.x is available")
+    # a title naming the vendor names its maker, whatever support it also sells
+    own = "Microsoft also provides [commercial support](https://x.org) for it."
+    built = _vendor_edges(
+        "Microsoft", "Microsoft", _page("Microsoft Build of OpenJDK", "java", own)
+    )
+    assert [r.type for r in built] == ["PRODUCES"]
+    # a support offer naming someone else leaves the folder's vendor the maker
+    other = "Commercial support is available from [HeroDevs](https://herodevs.com)."
+    struts = _vendor_edges("Apache", "Apache", _page("Apache Struts", "java", other))
+    assert [r.type for r in struts] == ["PRODUCES"]
+
+
+def test_the_prose_naming_the_vendor_the_maker_outweighs_its_support_offer() -> None:
+    body = (
+        "Nexus Repository is a repository manager developed by Sonatype.\n\n"
+        "Sonatype provides [commercial support](https://x.org) with Nexus Repository Pro."
+    )
+    data = _page("Nexus Repository", "java", body)
+    assert [r.type for r in _vendor_edges("Sonatype", "Sonatype", data)] == ["SUPPORTS"]
+    row = _row(
+        body,
+        [("Nexus Repository", "PRODUCT", "ruler"), ("Sonatype", "ORG", "ruler")],
+        [_rel("Sonatype", "ORG", "PRODUCES", "Nexus Repository", "PRODUCT", 0.6)],
+    )
+    made = _vendor_edges("Sonatype", "Sonatype", data, [row])
+    assert [(r.type, r.metadata["provenance"]) for r in made] == [("PRODUCES", "prose")]
+
+
+def test_a_vendor_is_itself_in_its_notes_where_a_topic_page_calls_its_name_a_product() -> None:
+    company = b"---\ndisplay_name: Nvidia\ncreated_by: Jensen Huang\ntopic: nvidia\n---\nChips.\n"
+    driver = b"---\ntitle: NVIDIA Driver\n---\nThe NVIDIA Driver runs GPUs.\n"
+    docs = [doc("Jensen_Huang", "topic-nvidia.md", company), doc("NVIDIA", "eol-driver.md", driver)]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    assert g.lookup("NVIDIA") is not None and g.lookup("NVIDIA").type == "PRODUCT"  # type: ignore[union-attr]
+    notes = [VendorNote(docs[1].path, note_facts(docs[1]), chunk_id=1, content="NVIDIA Driver")]
+    graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="NVIDIA")
+    assert {(e.name, e.type) for e in graph.entities} == {
+        ("NVIDIA", "ORG"),
+        ("NVIDIA Driver", "PRODUCT"),
+    }
+    assert _edges(graph) == {("NVIDIA", "PRODUCES", "NVIDIA Driver")}
+
+
+def test_a_product_a_title_declares_is_a_name_though_an_edition_word() -> None:
+    express = doc("OpenJS", "eol-express.md", _page("Express", "js", "Express is a framework."))
+    g = Gazetteer.build([("OpenJS", note_facts(express))], {"OpenJS"})
+    notes = [VendorNote(express.path, note_facts(express), chunk_id=1, content="Express")]
+    graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="OpenJS")
+    assert _edges(graph) == {("OpenJS", "PRODUCES", "Express")}
+    # without the corpus declaring it, the edition word is not a name
+    assert _edges(build_vendor_graph([], notes=notes, vendor="OpenJS")) == set()
 
 
 def test_a_product_name_in_the_plural_is_the_product() -> None:
@@ -324,3 +401,48 @@ def test_a_product_name_in_the_plural_is_the_product() -> None:
     semeru = [e for e in graph.entities if e.name.startswith("IBM Semeru")]
     assert len(semeru) == 1 and semeru[0].mention_count == 2
     assert (semeru[0].name, "BASED_ON", "OpenJDK") in _edges(graph)
+
+
+def test_a_name_the_corpus_declares_is_not_taken_into_another_owner_s_product() -> None:
+    slackware = b"---\ntitle: Slackware Linux\n---\nSlackware Linux is old.\n"
+    linux = b"---\ndisplay_name: Linux\ncreated_by: Linus Torvalds\ntopic: linux\n---\nA kernel.\n"
+    docs = [
+        doc("_unattributed", "eol-slackware.md", slackware),
+        doc("Linus", "topic-linux.md", linux),
+    ]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    text = "Slackware is a group. Tails is a Linux distribution. Slackware Linux ships."
+    row = _row(
+        text,
+        [
+            ("Slackware", "ORG", "ner"),  # an owner's name, as far as the model knows
+            ("Linux", "PRODUCT", "ruler"),
+            ("Slackware Linux", "PRODUCT", "ruler"),
+        ],
+        [],
+    )
+    graph = build_vendor_graph([row], gazetteer=g)
+    names = {e.name for e in graph.entities}
+    assert {"Linux", "Slackware Linux"} <= names  # two products, not one
+
+
+def test_a_title_names_the_base_of_a_build_or_a_managed_service() -> None:
+    mysql = b"---\ntitle: MySQL\n---\nA database.\n"
+    pages = {
+        "eol-rds.md": b"---\ntitle: Amazon RDS for MySQL\n---\nManaged.\n",
+        "eol-backup.md": b"---\ntitle: Amazon Backup for MySQL\n---\nBackups.\n",
+        "eol-build.md": b"---\ntitle: Amazon build of MySQL\n---\nA build.\n",
+    }
+    docs = [doc("Oracle", "eol-mysql.md", mysql)]
+    docs += [doc("Amazon", name, data) for name, data in pages.items()]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    notes = [
+        VendorNote(d.path, note_facts(d), chunk_id=i + 1, content=d.title)
+        for i, d in enumerate(docs[1:])
+    ]
+    graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="Amazon")
+    based = {(s, t) for s, r, t in _edges(graph) if r == "BASED_ON"}
+    # a managed service and a build are based on MySQL; a tool for it is not
+    assert based == {("Amazon RDS for MySQL", "MySQL"), ("Amazon build of MySQL", "MySQL")}
+    rds = next(r for r in graph.relationships if r.type == "BASED_ON")
+    assert rds.metadata["provenance"] == "front matter: title"

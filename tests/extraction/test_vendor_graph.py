@@ -210,6 +210,48 @@ def test_odd_front_matter_is_reported_and_loses_nothing(
     assert not ({("Alef", "Bet"), ("Bet", "Alef")} <= based)  # never a circle
 
 
+BAD = {
+    # one "sentence" of 5,000 tokens: a list the parser cannot split
+    "vendors/Bad/eol-long.md": "---\ntitle: Longo\n---\nLongo is based on "
+    + ", ".join(["Drupal"] * 2500)
+    + ".\n\nLongo is a fork of Drupal.\n",
+    "vendors/Bad/eol-table.md": "---\ntitle: Tabula\n---\n| Version | Based on |\n|---|---|\n"
+    + "".join(f"| {v} | Drupal {v} |\n" for v in range(1, 40)),
+    "vendors/Bad/eol-self.md": "---\ntitle: Selfie\n---\nSelfie is based on Selfie.\n",
+    "vendors/Bad/eol-alef.md": "---\ntitle: Alefo\n---\nAlefo is based on Beto.\n",
+    "vendors/Bad/eol-beto.md": "---\ntitle: Beto\n---\nBeto is based on Alefo.\n",
+    "vendors/Dries/eol-drupal.md": "---\ntitle: Drupal\n---\nDrupal is a CMS.\n",
+}
+
+
+def test_bad_input_is_read_and_nothing_stored_is_lost(
+    rebuilder: Rebuilder, db: Database, tmp_path: Path
+) -> None:
+    root = write(tmp_path / "notes", NOTES)
+    rebuilder.run(root)
+    kept = graph(db, "Dan Abramov")
+    report = rebuilder.run(write(root, BAD))
+    assert graph(db, "Dan Abramov") == kept  # other vendors untouched
+    entities, edges = graph(db, "Bad")
+    # every note is stored, each product page made by its folder's vendor
+    made = {t for s, r, t in edges if s == "Bad" and r == "PRODUCES"}
+    assert made == {"Longo", "Tabula", "Selfie", "Alefo", "Beto"}
+    based = {(s, t) for s, r, t in edges if r == "BASED_ON"}
+    # the short sentence after the long one is read; the long one is no prose
+    assert ("Longo", "Drupal") in based
+    assert not any(s == t for s, t in based)  # "Selfie is based on Selfie": nothing
+    # "Alefo based on Beto based on Alefo": one of the two is left out, and said so
+    assert len({("Alefo", "Beto"), ("Beto", "Alefo")} & based) == 1
+    assert any(p.kind == "circular_based_on" for p in report.problems)
+    with db.connect() as conn:
+        stored = conn.execute(
+            "SELECT count(*) AS n FROM documents d JOIN chunks c ON c.document_id = d.id "
+            "WHERE d.source_path LIKE 'vendors/Bad/%%'"
+        ).fetchone()
+    assert stored is not None and stored["n"] >= len(BAD)
+    assert {"Longo", "Tabula", "Selfie", "Alefo", "Beto", "Drupal"} <= set(entities)
+
+
 def test_a_copy_of_the_notes_elsewhere_gives_the_same_graph(
     rebuilder: Rebuilder,
     db: Database,

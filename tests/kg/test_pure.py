@@ -197,6 +197,38 @@ def test_preview_is_top_five_of_each() -> None:
     assert p.entities[0].name == "hub" and p.truncated
 
 
+def _star_with_cooccurrence(n_leaves: int, conf: float) -> nx.MultiDiGraph:
+    """A hub producing its leaves, and co-occurring with each of them at ``conf``."""
+    star = _star(n_leaves)
+    entities = [{"id": n, **a} for n, a in star.nodes(data=True)]
+    rels = [
+        {"id": k, "source_id": u, "target_id": v, "type": d["type"], "confidence": d["confidence"]}
+        for u, v, k, d in star.edges(keys=True, data=True)
+    ]
+    rels += [
+        {
+            "id": 300 + i,
+            "source_id": 1,
+            "target_id": i,
+            "type": "MENTIONED_WITH",
+            "confidence": conf,
+        }
+        for i in range(2, n_leaves + 2)
+    ]
+    return build_graph(1, "Hub Inc", entities, rels)
+
+
+def test_typed_relationships_come_before_co_occurrence_whatever_their_confidence() -> None:
+    # co-occurrence as sure as can be, between the hub and its leaves: still last
+    g = _star_with_cooccurrence(10, 0.99)
+    assert [r.type for r in preview(g).relationships] == ["PRODUCES"] * 5
+    kinds = [r.type for r in capped(g, 100, 500).relationships]
+    assert kinds == ["PRODUCES"] * 10 + ["MENTIONED_WITH"] * 10
+    # with fewer typed ones than the preview shows, co-occurrence fills the rest
+    small = preview(_star_with_cooccurrence(2, 0.3))
+    assert [r.type for r in small.relationships] == ["PRODUCES"] * 2 + ["MENTIONED_WITH"] * 2
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     n=st.integers(min_value=0, max_value=40),

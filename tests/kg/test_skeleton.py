@@ -53,6 +53,7 @@ def _both(n: int, edges: list[tuple[int, int, int, float]], external: set[int]):
         [r["target_id"] for r in rels],
         np.array([r["confidence"] for r in rels], dtype=np.float32).astype(np.float64),
         Counter(r["type"] for r in rels),
+        weak=[r["type"] == "MENTIONED_WITH" for r in rels],
     )
     return g, sk
 
