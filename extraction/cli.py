@@ -329,7 +329,8 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         if args.json:
             emit_json("watching", root=str(path), mode=mode, pid=os.getpid())
         else:
-            emit(f"watching {path} ({mode}) for {db.description}; Ctrl-C stops")
+            stops = "" if args.parent_pid else "; Ctrl-C stops"
+            emit(f"watching {path} ({mode}) for {db.description}{stops}")
 
     rebuilder = Rebuilder(db, settings=settings, embedding_settings=embedding, workers="auto")
     watcher = Watcher(

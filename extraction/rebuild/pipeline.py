@@ -19,6 +19,7 @@ Stages and why they are split this way:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Collection, Sequence
@@ -197,10 +198,13 @@ class Rebuilder:
                         conn, root, files, scope, delete_missing, frozenset(hold), report, timer
                     )
                 finally:
-                    if not conn.broken:  # a lost session releases its lock by itself
-                        conn.rollback()
-                        conn.execute(queries()["rebuild_unlock"], {"key": _REBUILD_LOCK})
-                        conn.commit()
+                    # a session that is lost, or left unusable by an interrupted
+                    # statement, releases its lock by itself when it is closed
+                    with contextlib.suppress(psycopg.Error):
+                        if not conn.broken:
+                            conn.rollback()
+                            conn.execute(queries()["rebuild_unlock"], {"key": _REBUILD_LOCK})
+                            conn.commit()
         except psycopg.Error as exc:
             raise RebuildError(_database_failure(exc, self.db.description)) from None
 
@@ -341,18 +345,22 @@ class Rebuilder:
                 conn.execute(q["prune_extraction_cache"])
                 conn.commit()
         except BaseException as exc:
-            conn.rollback()
-            conn.execute(q["drop_build_work_units"], {"build_id": report.build_id})
-            conn.execute(
-                q["finish_build"],
-                {
-                    "id": report.build_id,
-                    "status": "failed" if isinstance(exc, Exception) else "interrupted",
-                    "counts": Jsonb({}),
-                    "message": f"{type(exc).__name__}: {exc}"[:1000],
-                },
-            )
-            conn.commit()
+            # Recorded if the connection still can: a Ctrl-C or SIGTERM in the middle
+            # of a statement may leave it unusable, and then the next run marks the
+            # build interrupted. The first failure is the one raised, either way.
+            with contextlib.suppress(psycopg.Error):
+                conn.rollback()
+                conn.execute(q["drop_build_work_units"], {"build_id": report.build_id})
+                conn.execute(
+                    q["finish_build"],
+                    {
+                        "id": report.build_id,
+                        "status": "failed" if isinstance(exc, Exception) else "interrupted",
+                        "counts": Jsonb({}),
+                        "message": f"{type(exc).__name__}: {exc}"[:1000],
+                    },
+                )
+                conn.commit()
             raise
         return report
 

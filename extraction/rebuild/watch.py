@@ -329,6 +329,8 @@ class Watcher:
         try:
             report = self.rebuilder.run(self.root, hold=held)
         except (RebuildError, CorpusError, DatabaseUnavailable) as exc:
+            if self.stop.is_set():  # the signal interrupted a statement: it failed
+                raise KeyboardInterrupt from None
             self._failures += 1
             delay = min(MAX_RETRY_S, 2.0 ** (self._failures - 1))
             self._retry_at = time.monotonic() + delay
