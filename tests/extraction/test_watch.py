@@ -40,11 +40,11 @@ class Watch:
     seconds) on the database ``conninfo``; its events as they are printed."""
 
     def __init__(
-        self, corpus: Path, conninfo: str, *, pause: float | None = None, **env: str
+        self, corpus: Path, conninfo: str, *extra: str, pause: float | None = None, **env: str
     ) -> None:
         module = ["extraction"] if pause is None else ["tests.fixtures.slow_publish", str(pause)]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", *module, "watch", str(corpus), "--json"],
+            [sys.executable, "-m", *module, "watch", str(corpus), "--json", *extra],
             cwd=REPO,
             env={**os.environ, "DATABASE_URL": conninfo, **env},
             stdin=subprocess.DEVNULL,
@@ -347,6 +347,19 @@ def test_a_batch_that_cannot_run_is_tried_again(
         other.execute("SELECT pg_advisory_unlock(%s)", (_REBUILD_LOCK,))
     event = watch.next("build")
     assert event["report"]["notes"] == {"changed": ["vendors/Globex/overview.md"]}
+
+
+def test_polling_applies_a_save_too(built: Database, corpus: Path) -> None:
+    """--poll (network drives): the folder scanned every KB_WATCH_POLL_MS instead."""
+    w = Watch(corpus, built.conninfo, "--poll", KB_WATCH_POLL_MS="200")
+    try:
+        assert w.ready()["mode"] == "polling every 200 ms"
+        note = corpus / "vendors/Globex/overview.md"
+        note.write_text(GLOBEX + "\nGlobex opened an office in Lisbon.\n", encoding="utf-8")
+        event = w.next("build")
+        assert event["report"]["notes"] == {"changed": ["vendors/Globex/overview.md"]}
+    finally:
+        assert w.stop() == 0
 
 
 def test_ctrl_c_between_batches_stops_at_once(built: Database, corpus: Path) -> None:
