@@ -4,10 +4,12 @@ On a copy of the shared vendor corpus, in a database of its own (``kb_bench_watc
 the configured server, brought up to date with the copy by ``rebuild-graph`` first:
 incremental after the first run), with a real ``python -m extraction watch`` process:
 
-1. **Save to answer**, N one-note edits (20): each appends a sentence naming a new
-   organisation (``<Vendor> announced a partnership with <Name> Corporation.``) to a
-   note drawn by ``random.Random(41)`` among the notes of vendors whose whole graph
-   fits find_vendor_info's full answer (at most 60 entities), one after the other.
+1. **Save to answer**, N one-note edits (20): each appends two sentences naming a new
+   organisation (``<Vendor> announced a partnership with <Name> Corporation. <Name>
+   Corporation will offer support for it.``: the vendor graph keeps a name the model
+   found once only with more support, such as a second mention) to a note drawn by
+   ``random.Random(41)`` among the notes of vendors whose whole graph fits
+   find_vendor_info's full answer (at most 60 entities), one after the other.
    Timed from the save (the file closed) until ``semantic_search`` returns the
    sentence *and* ``find_vendor_info`` (full) lists the new entity, both asked every
    0.1 s in this process through the server's own frame (``Service.call``: admission,
@@ -115,7 +117,8 @@ class WatchProcess:
 
 
 def _name(rng: random.Random) -> str:
-    return "".join(rng.choice(SYLLABLES) for _ in range(3)).capitalize()
+    """A made-up company name of three different syllables."""
+    return "".join(rng.sample(SYLLABLES, 3)).capitalize()
 
 
 def _hashes(db: Database, paths: list[str]) -> dict[str, str]:
@@ -192,7 +195,10 @@ def measure_edits(db: Database, corpus: Path, n: int, console: Console) -> list[
     try:
         for i, (path, vendor) in enumerate(drawn):
             name = _name(names)
-            sentence = f"{vendor} announced a partnership with {name} Corporation."
+            sentence = (
+                f"{vendor} announced a partnership with {name} Corporation. "
+                f"{name} Corporation will offer support for it."
+            )
 
             note = corpus / path
             with note.open("a", encoding="utf-8") as out:
@@ -293,6 +299,7 @@ def measure_switches(
                         "seconds": took,
                         "builds": builds,
                         "build_seconds": [e["seconds"] for e in events],
+                        "stage_seconds": [e["report"]["stage_seconds"] for e in events],
                     }
                 )
             else:
@@ -319,7 +326,15 @@ def measure_switches(
                     raise SystemExit(f"rebuild-graph failed: {proc.stderr[-3000:]}")
                 report = json.loads(proc.stdout)
                 assert report["documents"]["changed"] == 200, report["documents"]
-                out.append({"round": r, "tool": "rebuild-graph", "seconds": took, "builds": 1})
+                out.append(
+                    {
+                        "round": r,
+                        "tool": "rebuild-graph",
+                        "seconds": took,
+                        "builds": 1,
+                        "stage_seconds": [report["stage_seconds"]],
+                    }
+                )
                 watcher = WatchProcess(corpus, env)
                 watcher.ready()
             console.print(f"  round {r + 1}/{rounds}: {tool} {took:.1f} s")
@@ -346,12 +361,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         console.print(f"bringing {db.description} up to date with a copy of {args.corpus} ...")
         proc = subprocess.run(
-            [sys.executable, "-m", "extraction", "rebuild-graph", str(corpus), "--quiet"],
+            [sys.executable, "-m", "extraction", "rebuild-graph", str(corpus), "--json"],
             env=env,
+            capture_output=True,
+            text=True,
             check=False,
         )
         if proc.returncode != 0:
-            raise SystemExit("rebuild-graph of the corpus copy failed")
+            raise SystemExit(f"rebuild-graph of the corpus copy failed: {proc.stderr[-3000:]}")
+        brought = json.loads(proc.stdout)
+        console.print(f"  {brought['documents']} in {sum(brought['stage_seconds'].values()):.1f} s")
         console.print("starting the watcher ...")
         start = time.perf_counter()
         watcher = WatchProcess(corpus, env)
@@ -408,18 +427,18 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = [
         (
-            f"save -> search and graph, p50 of {len(edits)}",
+            f"save -> search and graph, p50 of the {len(seen)} seen",
             figures["edit_p50_s"],
             "s",
             TARGETS["edit_p50_s"],
         ),
         (
-            f"save -> search and graph, p95 of {len(edits)}",
+            f"save -> search and graph, p95 of the {len(seen)} seen",
             figures["edit_p95_s"],
             "s",
             TARGETS["edit_p95_s"],
         ),
-        ("save -> search only, p50", figures["search_p50_s"], "s", None),
+        (f"save -> search only, p50 of {len(searched)}", figures["search_p50_s"], "s", None),
         (f"edits not seen in {EDIT_TIMEOUT_S:.0f} s", figures["edits_missed"], "", 0),
         (f"idle CPU over {args.idle_s:.0f} s (notifications)", idle, "%", TARGETS["idle_cpu_pct"]),
         ("idle CPU (--poll, KB_WATCH_POLL_MS)", idle_poll, "%", None),
