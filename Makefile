@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install inspector demo serve test lint eval eval-search eval-kg bench bench-search bench-embedding bench-kg bench-lifecycle bench-sbom bench-server bench-load bench-replicas bench-workers reliability notebook clean-db
+.PHONY: install inspector demo serve test lint eval eval-search eval-kg bench bench-search bench-embedding bench-kg bench-lifecycle bench-sbom bench-server bench-load bench-replicas bench-workers bench-watch reliability notebook clean-db
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -113,6 +113,12 @@ bench-replicas: install
 ## (about 12 min)
 bench-workers: install
 	$(BIN)/python -m bench.workers
+
+## The notes watcher on a copy of ../shared/data/vendor_corpus (its own database
+## kb_bench_watch): save to answer over 20 edits, idle CPU, 200-note branch switches
+## against rebuild-graph (about 10 min)
+bench-watch: install
+	$(BIN)/python -m bench.watch
 
 ## Rerun the fault, fuzzing and security tests and the load benchmark; rewrite
 ## docs/reliability.md from what they measured.

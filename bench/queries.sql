@@ -79,3 +79,20 @@ FROM product_identifiers pi
 JOIN release_cycles c ON c.document_id = pi.document_id
 WHERE pi.kind = 'purl'
 ORDER BY pi.key, c.position;
+
+-- watch_edit_candidates --
+-- Notes of vendors whose whole graph find_vendor_info's full answer lists (at most
+-- 100 entities): a new entity there can be seen by name.
+SELECT d.source_path, v.name AS vendor
+FROM documents d JOIN vendors v ON v.id = d.vendor_id
+WHERE v.entity_count <= %(max_entities)s AND v.name NOT LIKE '\_%%'
+ORDER BY d.source_path;
+
+-- watch_document_hashes --
+SELECT source_path, content_hash FROM documents WHERE source_path = ANY(%(paths)s);
+
+-- watch_last_build --
+SELECT coalesce(max(id), 0) AS id FROM graph_builds;
+
+-- watch_builds_after --
+SELECT count(*) AS n FROM graph_builds WHERE id > %(after)s AND status = 'complete';

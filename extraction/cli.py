@@ -88,6 +88,48 @@ def _parser() -> argparse.ArgumentParser:
         path_required=True,
     )
 
+    watch = command(
+        "watch",
+        "Follow a notes folder: apply each saved change as it happens.",
+        "Watch a notes folder and apply its added, changed, moved and deleted notes "
+        "through the same incremental rebuild as rebuild-graph (one transaction and one "
+        "build record per batch; every server learns of each build), with the models "
+        "loaded once and kept. Changes are gathered until the folder has been quiet for "
+        "KB_WATCH_QUIET_S; a note still being written, or one that looks cut short, waits "
+        "and is never applied half-written; a note with bad front matter is applied "
+        "without it and reported as a problem. Hidden files and the temporary, swap and "
+        "backup files editors write are ignored. On start, and after a failed batch, the "
+        "folder is compared with the database, so nothing changed while the watcher was "
+        "stopped or killed is lost. One line per applied batch on stdout: what changed, "
+        "how long it took, problems. Ctrl-C or SIGTERM stop it between batches at once; "
+        "during a batch they roll it back, and the next start applies it. On network "
+        "drives (NFS, SMB), where change notifications do not arrive, use --poll.",
+    )
+    watch.add_argument(
+        "path",
+        nargs="?",
+        type=Path,
+        help="folder of notes (vendors/<Vendor>/<topic>.md), its vendors/ folder or one "
+        "vendor folder; default: $KB_CORPUS or the bundled sample corpus",
+    )
+    watch.add_argument(
+        "--poll",
+        action="store_true",
+        help="look for changes by scanning the folder every KB_WATCH_POLL_MS instead of "
+        "file-system notifications (network drives, some containers; also KB_WATCH_POLL=1)",
+    )
+    watch.add_argument(
+        "--json", action="store_true", help="one JSON object per line: start, batches, stop"
+    )
+    watch.add_argument(
+        "--parent-pid",
+        type=_build_id,
+        default=None,
+        metavar="PID",
+        help="stop when process PID is no longer this one's parent (python -m server "
+        "--watch passes its own)",
+    )
+
     worker = command(
         "worker",
         "Do embed and extract work for rebuilds, on this or any machine with DATABASE_URL.",
@@ -174,6 +216,8 @@ def _run(args: argparse.Namespace) -> int:
         return _cmd_status(args)
     if args.command == "worker":
         return _cmd_worker(args)
+    if args.command == "watch":
+        return _cmd_watch(args)
     if args.command == "stop-db":
         return _cmd_stop_db()
     if args.command == "extract":
@@ -235,6 +279,95 @@ def _cmd_build(args: argparse.Namespace) -> int:
         sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         render_build_report(Console(), report, db.description)
+    return EXIT_OK
+
+
+def _cmd_watch(args: argparse.Namespace) -> int:
+    import os
+    import signal
+
+    from extraction.rebuild.pipeline import Rebuilder
+    from extraction.rebuild.watch import Batch, Watcher, stop_on_signals
+    from search.embedder import EmbeddingSettings
+    from search.errors import EmbeddingConfigError
+    from sql import DatabaseError
+
+    try:
+        settings = ExtractionSettings()
+        embedding = EmbeddingSettings()
+    except ValidationError as exc:
+        raise settings_error(exc) from None
+    path: Path = args.path or settings.corpus or BUNDLED_SAMPLE
+    if not path.exists():
+        raise CliError(f"{path}: no such file or folder", EXIT_USAGE)
+    if not path.is_dir():
+        raise CliError(
+            f"{path}: watch follows a folder (a corpus, its vendors/ folder or one vendor "
+            "folder), not a file",
+            EXIT_USAGE,
+        )
+    poll = args.poll or settings.watch_poll
+    mode = f"polling every {settings.watch_poll_ms} ms" if poll else "file-system notifications"
+
+    def emit(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()  # a pipe (python -m server --watch) is read line by line
+
+    def emit_json(event: str, **fields: object) -> None:
+        emit(orjson.dumps({"event": event, **fields}).decode())
+
+    def on_batch(batch: Batch) -> None:
+        if args.json:
+            emit(orjson.dumps(batch.to_dict()).decode())
+        elif batch.error or batch.problems or (batch.report and not batch.report.up_to_date):
+            for line in batch.lines():
+                emit(line)
+
+    db = open_configured_database()
+
+    def on_ready() -> None:
+        if args.json:
+            emit_json("watching", root=str(path), mode=mode, pid=os.getpid())
+        else:
+            stops = "" if args.parent_pid else "; Ctrl-C stops"
+            emit(f"watching {path} ({mode}) for {db.description}{stops}")
+
+    rebuilder = Rebuilder(db, settings=settings, embedding_settings=embedding, workers="auto")
+    watcher = Watcher(
+        rebuilder,
+        path,
+        settings,
+        on_batch=on_batch,
+        on_ready=on_ready,
+        poll=poll,
+        parent_pid=args.parent_pid,
+    )
+    if not args.json:
+        emit(f"comparing {path} with {db.description} ...")
+    received: list[int] = []
+    try:
+        with stop_on_signals(watcher) as received:
+            watcher.run()
+    except KeyboardInterrupt:
+        code = 143 if received and received[-1] == signal.SIGTERM else 130
+        if args.json:
+            emit_json("stopped", during_batch=True)
+        else:
+            emit("stopped during a batch: nothing of it was published; the next start applies it")
+        return code
+    except (DatabaseError, EmbeddingConfigError) as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(
+            f"cannot watch {path}: {exc}; on a network drive, or past the system's limit of "
+            "watched folders (fs.inotify.max_user_watches), use --poll"
+        ) from None
+    except RuntimeError as exc:  # watchfiles' own failure (the folder went away...)
+        raise CliError(f"watching {path} stopped: {exc}") from None
+    if args.json:
+        emit_json("stopped", during_batch=False)
+    else:
+        emit("stopped")
     return EXIT_OK
 
 

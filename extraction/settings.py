@@ -86,3 +86,48 @@ class ExtractionSettings(BaseSettings):
         description="seconds a worker's claim on a work unit lasts; a unit whose worker died "
         "is claimed again after it",
     )
+
+    # -- python -m extraction watch ------------------------------------------------
+    watch_quiet_s: float = setting(
+        "KB_WATCH_QUIET_S",
+        "watch_quiet_s",
+        0.3,
+        ge=0.05,
+        le=60.0,
+        description="watch: seconds a changed note must stay the same (size, time and "
+        "content hash) before it is applied; a burst of changes is one batch once the "
+        "folder has been this quiet",
+    )
+    watch_max_wait_s: float = setting(
+        "KB_WATCH_MAX_WAIT_S",
+        "watch_max_wait_s",
+        5.0,
+        ge=0.1,
+        le=3600.0,
+        description="watch: longest a burst of changes is gathered before the notes of it "
+        "that have settled are applied (those still changing wait for the next batch)",
+    )
+    watch_hold_s: float = setting(
+        "KB_WATCH_HOLD_S",
+        "watch_hold_s",
+        3.0,
+        ge=0.0,
+        le=3600.0,
+        description="watch: a changed note that looks cut short (empty, front matter never "
+        "closed, unreadable) is applied as it is only after staying so this long",
+    )
+    watch_poll: bool = setting(
+        "KB_WATCH_POLL",
+        "watch_poll",
+        False,
+        description="watch: look for changes by polling instead of file-system "
+        "notifications (network drives, some containers); the same as watch --poll",
+    )
+    watch_poll_ms: int = setting(
+        "KB_WATCH_POLL_MS",
+        "watch_poll_ms",
+        1000,
+        ge=50,
+        le=600_000,
+        description="watch with polling: milliseconds between two scans of the folder",
+    )

@@ -30,6 +30,7 @@ from sql.cli import (
 if TYPE_CHECKING:  # imported where used, so that --help stays fast
     from server.auth import KeyStore
     from server.settings import ServerSettings
+    from server.watch import WatchProcess
     from sql.database import Database
 
 
@@ -77,6 +78,16 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="streamable HTTP without server-side sessions: any replica behind a "
         "round-robin proxy can answer any request (see docs/deploy.md)",
+    )
+    parser.add_argument(
+        "--watch",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also follow the notes folder PATH (single-machine desktop setup): a watcher "
+        "process beside the server (python -m extraction watch PATH, restarted if it "
+        "ends, stopped with the server) applies each saved change, and the server answers "
+        "from each new build as soon as it is published; its lines go to the server log",
     )
     keys = cli.command(
         "keys",
@@ -203,6 +214,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     if args.stateless and args.transport != "streamable-http":
         raise CliError("--stateless applies to --transport streamable-http only", EXIT_USAGE)
+    if args.watch is not None and not args.watch.is_dir():
+        raise CliError(f"--watch {args.watch}: not a folder of notes", EXIT_USAGE)
     settings = _settings()
     try:
         search_settings = SearchSettings()
@@ -227,8 +240,10 @@ def _serve(args: argparse.Namespace) -> int:
     except (EmbeddingConfigError, DatabaseError) as exc:
         raise CliError(str(exc)) from None
 
+    watcher = _notes_watcher(args.watch, settings.log_level) if args.watch else None
+
     def make_service() -> Service:
-        return Service(
+        service = Service(
             settings,
             db,
             embedder=embedder,
@@ -236,17 +251,36 @@ def _serve(args: argparse.Namespace) -> int:
             graph_settings=graph_settings,
             port=None if args.transport == "stdio" else args.port,
         )
+        if watcher is not None:
+            watcher.start()  # once the server's state is ready
+        return service
 
     server = create_server(settings, make_service)
-    if args.transport == "stdio":
-        server.run("stdio")
-    else:
-        server.run(
-            "streamable-http",
-            host=args.host,
-            port=args.port,
-            max_request_body_size=settings.http_max_body_bytes,
-            json_response=args.http_response == "json",
-            stateless_http=args.stateless,
-        )
+    try:
+        if args.transport == "stdio":
+            server.run("stdio")
+        else:
+            server.run(
+                "streamable-http",
+                host=args.host,
+                port=args.port,
+                max_request_body_size=settings.http_max_body_bytes,
+                json_response=args.http_response == "json",
+                stateless_http=args.stateless,
+            )
+    finally:
+        if watcher is not None:
+            watcher.stop()
     return EXIT_OK
+
+
+def _notes_watcher(path: Path, log_level: str) -> WatchProcess:
+    """The watcher of ``--watch``; its lines are logged at INFO unless the server
+    logs only errors (LOG_LEVEL ERROR or CRITICAL)."""
+    import logging
+
+    from server.watch import WatchProcess
+
+    level = logging.getLevelName(log_level)
+    logging.getLogger("server.watch").setLevel(level if level > logging.WARNING else logging.INFO)
+    return WatchProcess(path)

@@ -35,6 +35,11 @@ Bad input, and what is done about it (``Problem.kind``):
 * ``path_too_long``: a stored path over 1 KB (it is an index key): skipped.
 * ``README.md``, ``LICENSE*.md``, ``CHANGELOG.md``... directly in the root folder describe the
   corpus and are not read (the same names inside vendor folders are notes, and are read).
+* hidden files and folders (a leading dot: ``.git``, ``.obsidian``, ``.trash``, an
+  editor's ``.#note.md`` lock) and the temporary, swap, backup and lock files editors
+  write beside a note (``note.md~``, ``#note.md#``, ``~$note.md``, ``*.tmp``...:
+  :func:`~extraction.notes.walk.is_ignored_name`) are not notes and are passed over
+  without a problem.
 * ``duplicate_vendor``: vendor folders whose names normalise alike (``Apple`` and
   ``Apple_Inc.``): documents keep their own folder in ``metadata["vendor_folder"]``;
   the pipeline merges vendors by :func:`~extraction.names.normalize_name`.

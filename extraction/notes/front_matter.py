@@ -95,6 +95,19 @@ class FrontMatter:
     raw: str = ""
 
 
+def unclosed_front_matter(text: str) -> bool:
+    """Whether ``text`` opens a front matter block and never closes it: what a note
+    cut short in the middle of its front matter looks like (the watcher waits before
+    applying one).
+
+    >>> unclosed_front_matter("---\\ntitle: A")
+    True
+    >>> unclosed_front_matter("---\\ntitle: A\\n---\\n")
+    False
+    """
+    return _OPENING.match(text) is not None and _FRONT_MATTER.match(text) is None
+
+
 def parse_front_matter(text: str) -> FrontMatter:
     """Split ``text`` into its front matter and body; never raises on bad YAML."""
     match = _FRONT_MATTER.match(text)

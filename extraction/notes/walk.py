@@ -2,13 +2,21 @@
 named in a :class:`Problem`, and each note's path and hash (:func:`list_files`, the
 "has anything changed" check of an incremental run). The cases a walk decides
 (symlinks, names that are not UTF-8, paths too long to store, files that are not
-regular) are listed in :mod:`extraction.notes.corpus`, which reads what the walk finds.
+regular, hidden and temporary names) are listed in :mod:`extraction.notes.corpus`,
+which reads what the walk finds.
+
+Hidden files and folders (``.git``, ``.obsidian``, ``.trash``, an editor's
+``.note.md.swp`` or ``.#note.md``) and the temporary, backup and lock files editors
+write beside a note (:func:`is_ignored_name`) are not notes: the walk passes over
+them without a word, and the watcher (:mod:`extraction.rebuild.watch`) ignores their
+changes, so the two always agree on what the corpus holds.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -21,6 +29,37 @@ VENDORS_DIR = "vendors"
 
 #: Files at the top of a corpus folder that document the corpus itself.
 _CORPUS_DOCS = frozenset({"readme", "license", "licence", "notice", "changelog", "contributing"})
+
+#: Names editors, office suites and sync tools give the files they write beside a
+#: note: vim's swap files (``.sw[a-p]``), backups (``note.md~``, ``.bak``), Emacs
+#: autosaves (``#note.md#``), Kate's ``.kate-swp``, JetBrains' safe-write files,
+#: Microsoft Office owner files (``~$note.md``), the temporary files of atomic-rename
+#: saves and downloads (``.tmp``, ``.temp``, ``.part``, ``.crdownload``). Hidden names
+#: (a leading dot: Emacs locks ``.#note.md``, macOS ``._note.md``, LibreOffice
+#: ``.~lock.*``, gedit's ``.goutputstream-*``) are ignored as a whole.
+_TEMPORARY = re.compile(
+    r"""(
+        ~$ | ^~\$ | ^\#.*\#$
+      | \.sw[a-p]$ | \.kate-swp$ | \.bak$ | \.tmp$ | \.temp$ | \.part$ | \.crdownload$
+      | ___jb_(tmp|old)___$
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def is_ignored_name(name: str) -> bool:
+    """Whether a file or folder named ``name`` is hidden, or a temporary, swap, backup
+    or lock file an editor writes beside a note: never a note, and never a reason to
+    rebuild.
+
+    >>> [is_ignored_name(n) for n in (".note.md.swp", ".#note.md", "note.md~", ".obsidian")]
+    [True, True, True, True]
+    >>> [is_ignored_name(n) for n in ("#note.md#", "note.md.tmp", "~$note.md", ".git")]
+    [True, True, True, True]
+    >>> [is_ignored_name(n) for n in ("note.md", "Apple_Inc.", "3M", "Node.js", "2024")]
+    [False, False, False, False, False]
+    """
+    return name.startswith(".") or _TEMPORARY.search(name) is not None
 
 
 class CorpusError(Exception):
@@ -68,6 +107,25 @@ def _base_and_prefix(root: Path) -> tuple[Path, PurePosixPath]:
     if start.parent.name == VENDORS_DIR and start.name:
         return start, PurePosixPath(VENDORS_DIR, start.name)
     return start, PurePosixPath()
+
+
+def stored_path(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> str | None:
+    """The stored path of ``path``, a file under the corpus root ``root`` (a corpus,
+    ``vendors`` or vendor folder), or None when it lies outside ``root``.
+
+    >>> stored_path("/data/notes/vendors/Apple", "/data/notes/vendors/Apple/ios.md")
+    'vendors/Apple/ios.md'
+    >>> stored_path("/data/notes", "/data/notes/vendors/Apple/ios.md")
+    'vendors/Apple/ios.md'
+    >>> stored_path("/data/notes", "/elsewhere/ios.md") is None
+    True
+    """
+    base, prefix = _base_and_prefix(Path(root))
+    try:
+        rel = Path(path).relative_to(base)
+    except ValueError:
+        return None
+    return (prefix / rel.as_posix()).as_posix()
 
 
 def corpus_scope(root: str | os.PathLike[str]) -> str:
@@ -155,6 +213,8 @@ def walk(root: Path) -> Walk:
             )
             return
         for entry in entries:
+            if is_ignored_name(entry.name):  # hidden, or an editor's temporary file
+                continue
             entry_rel = rel / entry.name
             shown = (prefix / entry_rel).as_posix()
             path = Path(entry.path)

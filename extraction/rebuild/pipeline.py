@@ -19,8 +19,10 @@ Stages and why they are split this way:
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,7 +38,7 @@ from extraction.notes.document import SourceDocument
 from extraction.notes.lifecycle import LIFECYCLE_VERSION
 from extraction.notes.structure import NoteFacts, note_facts
 from extraction.notes.tokens import TokenCounter
-from extraction.rebuild.planning import MAX_CHANGED_NAMES, Stored, changed_names, plan
+from extraction.rebuild.planning import MAX_CHANGED_NAMES, Plan, Stored, changed_names, plan
 from extraction.rebuild.prepare import EXTRACTOR_VERSION, PreparedDocument, prepare
 from extraction.rebuild.publish import GAZETTEER_META, GRAPH_META, LIFECYCLE_META, Publisher
 from extraction.rebuild.summary import BuildReport, NoProgress, Progress, Timer
@@ -165,12 +167,17 @@ class Rebuilder:
         }
 
     # -- the run -----------------------------------------------------------
-    def run(self, root: Path, *, delete_missing: bool = True) -> BuildReport:
+    def run(
+        self, root: Path, *, delete_missing: bool = True, hold: Collection[str] = ()
+    ) -> BuildReport:
         """Bring the knowledge base in line with the notes under ``root``.
 
         With ``delete_missing`` (``rebuild-graph``) documents under the same
         scope that are no longer on disk are removed; without it (``ingest``)
-        the run only adds and updates.
+        the run only adds and updates. The notes ``hold`` names (stored paths: the
+        watcher's notes still being written) are left as the knowledge base has
+        them, as is a note whose bytes changed between the scan and its reading;
+        each is reported as a ``being_written`` problem.
         """
         report = BuildReport(root=str(root))
         timer = Timer(report)
@@ -187,12 +194,17 @@ class Rebuilder:
                         "another rebuild is running against this database; wait for it to finish"
                     )
                 try:
-                    return self._run_locked(conn, root, files, scope, delete_missing, report, timer)
+                    return self._run_locked(
+                        conn, root, files, scope, delete_missing, frozenset(hold), report, timer
+                    )
                 finally:
-                    if not conn.broken:  # a lost session releases its lock by itself
-                        conn.rollback()
-                        conn.execute(queries()["rebuild_unlock"], {"key": _REBUILD_LOCK})
-                        conn.commit()
+                    # a session that is lost, or left unusable by an interrupted
+                    # statement, releases its lock by itself when it is closed
+                    with contextlib.suppress(psycopg.Error):
+                        if not conn.broken:
+                            conn.rollback()
+                            conn.execute(queries()["rebuild_unlock"], {"key": _REBUILD_LOCK})
+                            conn.commit()
         except psycopg.Error as exc:
             raise RebuildError(_database_failure(exc, self.db.description)) from None
 
@@ -203,6 +215,7 @@ class Rebuilder:
         files: list[FileStat],
         scope: str,
         delete_missing: bool,
+        hold: frozenset[str],
         report: BuildReport,
         timer: Timer,
     ) -> BuildReport:
@@ -235,6 +248,7 @@ class Rebuilder:
             lifecycle_version=LIFECYCLE_VERSION,
             graph_version=graph_builder.GRAPH_VERSION,
             vectors=self.vectors,
+            held=hold,
         )
         existing, deleted = stored.hashes, list(todo.deleted)
         report.vectors_replaced = todo.vectors_replaced
@@ -255,6 +269,9 @@ class Rebuilder:
                 if todo.read
                 else []
             )
+            known = on_disk.keys() | stored.hashes.keys()
+            problems.extend(being_written(p) for p in sorted(todo.held & known))
+            docs, todo = _read_whole(docs, on_disk, todo, problems)
         if todo.nothing_to_do(len(docs)):
             report.problems.extend(problems)
             self.publisher.fill_totals(conn, report)
@@ -270,6 +287,7 @@ class Rebuilder:
                         root, problems, max_bytes=self.settings.max_file_bytes, only=extra
                     )
                 )
+                more, todo = _read_whole(more, on_disk, todo, problems)
                 facts.update((d.path, note_facts(d)) for d in more)
                 docs += more
                 report.documents_unchanged -= len(more)
@@ -327,18 +345,22 @@ class Rebuilder:
                 conn.execute(q["prune_extraction_cache"])
                 conn.commit()
         except BaseException as exc:
-            conn.rollback()
-            conn.execute(q["drop_build_work_units"], {"build_id": report.build_id})
-            conn.execute(
-                q["finish_build"],
-                {
-                    "id": report.build_id,
-                    "status": "failed" if isinstance(exc, Exception) else "interrupted",
-                    "counts": Jsonb({}),
-                    "message": f"{type(exc).__name__}: {exc}"[:1000],
-                },
-            )
-            conn.commit()
+            # Recorded if the connection still can: a Ctrl-C or SIGTERM in the middle
+            # of a statement may leave it unusable, and then the next run marks the
+            # build interrupted. The first failure is the one raised, either way.
+            with contextlib.suppress(psycopg.Error):
+                conn.rollback()
+                conn.execute(q["drop_build_work_units"], {"build_id": report.build_id})
+                conn.execute(
+                    q["finish_build"],
+                    {
+                        "id": report.build_id,
+                        "status": "failed" if isinstance(exc, Exception) else "interrupted",
+                        "counts": Jsonb({}),
+                        "message": f"{type(exc).__name__}: {exc}"[:1000],
+                    },
+                )
+                conn.commit()
             raise
         return report
 
@@ -464,6 +486,28 @@ class Rebuilder:
                             state = build_progress(conn, build_id)
         except WorkerError as exc:
             raise RebuildError(str(exc)) from None
+
+
+def being_written(path: str, what: str = "the note is still being written") -> Problem:
+    """The problem of a note left as the knowledge base has it because it is
+    still changing."""
+    return Problem(
+        path, "being_written", what, "left as it was stored; applied once it stops changing"
+    )
+
+
+def _read_whole(
+    docs: list[SourceDocument], on_disk: dict[str, str], todo: Plan, problems: list[Problem]
+) -> tuple[list[SourceDocument], Plan]:
+    """The notes read whose bytes are those the scan hashed; a note that changed in
+    between was caught mid-write: it is held (not published, not deleted) and
+    reported, and the next run reads it whole."""
+    moving = {d.path for d in docs if d.content_hash != on_disk.get(d.path)}
+    if not moving:
+        return docs, todo
+    problems.extend(being_written(p, "the note changed while it was read") for p in sorted(moving))
+    kept = [d for d in docs if d.path not in moving]
+    return kept, dataclasses.replace(todo, held=todo.held | moving)
 
 
 def auto_workers(chunks: int, min_chunks: int) -> int:

@@ -6,8 +6,9 @@ made by another extractor version, or, for every note, when the stored release
 cycles were read by another parser version or the stored vectors are of another
 precision. Stored notes under the rebuilt scope that left the folder are deleted,
 unless the scan found nothing at all (far likelier a wrong path or an unmounted
-folder than a wish to delete everything). Running the plan is
-:mod:`extraction.rebuild.pipeline`.
+folder than a wish to delete everything). Notes *held* (still being written, as the
+watcher sees them) are neither read nor deleted: the knowledge base keeps what it
+had of them until a later run. Running the plan is :mod:`extraction.rebuild.pipeline`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class Plan:
     """the kind of stored vectors this build replaces, if any"""
     rebuild_graphs: bool
     """another graph builder made the stored graphs: every vendor's is built again"""
+    held: frozenset[str] = frozenset()
+    """notes on disk left as the knowledge base has them (still being written)"""
 
     def nothing_to_do(self, documents_read: int) -> bool:
         """Whether, once the notes were read, there is nothing to publish."""
@@ -61,7 +64,7 @@ class Plan:
         """Whether every stored note's cycles are read by this parser version once
         the build is published (all were, or every stored note is read again)."""
         kept = set(stored.hashes) - set(self.deleted)
-        return self.lifecycle_current or kept <= set(on_disk)
+        return self.lifecycle_current or kept <= set(on_disk) - self.held
 
 
 def plan(
@@ -73,9 +76,11 @@ def plan(
     lifecycle_version: str,
     graph_version: str,
     vectors: str,
+    held: frozenset[str] = frozenset(),
 ) -> Plan:
     """The plan of a rebuild of the notes ``on_disk`` (path -> hash) under ``scope``
-    (a path prefix; empty for the whole corpus).
+    (a path prefix; empty for the whole corpus), leaving the notes ``held`` as they
+    are stored.
 
     >>> stored = Stored({"v/a.md": "1", "v/b.md": "2", "w/c.md": "3"}, frozenset(),
     ...                 "7", "13", "m int8")
@@ -95,6 +100,15 @@ def plan(
     >>> sorted(plan({"v/a.md": "1"}, stored, scope="v", delete_missing=False,
     ...             lifecycle_version="8", graph_version="13", vectors="m int8").read)
     ['v/a.md']
+
+    A held note is neither read nor deleted, whatever the folder says of it (one
+    that cannot be opened is missing from the scan):
+
+    >>> p = plan({"v/a.md": "9", "v/d.md": "4"}, stored, scope="v", delete_missing=True,
+    ...          lifecycle_version="7", graph_version="13", vectors="m int8",
+    ...          held=frozenset({"v/a.md", "v/b.md"}))
+    >>> sorted(p.read), p.deleted, p.unchanged
+    (['v/d.md'], (), 1)
     """
     read = {p for p, h in on_disk.items() if stored.hashes.get(p) != h or p in stored.outdated}
     existing = bool(stored.hashes)
@@ -108,11 +122,16 @@ def plan(
         # stored vectors are of another precision (same model): every note is
         # embedded again, so the knowledge base holds one kind of vector
         read = set(on_disk)
+    read -= held
     deleted = tuple(
         sorted(
             p
             for p in stored.hashes
-            if on_disk and delete_missing and p not in on_disk and in_scope(p, scope)
+            if on_disk
+            and delete_missing
+            and p not in on_disk
+            and p not in held
+            and in_scope(p, scope)
         )
     )
     return Plan(
@@ -122,6 +141,7 @@ def plan(
         lifecycle_current=lifecycle_current,
         vectors_replaced=replaced,
         rebuild_graphs=existing and stored.graph_version != graph_version,
+        held=held,
     )
 
 

@@ -152,6 +152,7 @@ class Publisher:
                     r["vendor_id"] for r in conn.execute(q["delete_documents"], {"paths": deleted})
                 )
                 report.documents_deleted = len(deleted)
+                report.notes["deleted"] = list(deleted)
             previous = {
                 r["vendor_id"]
                 for r in conn.execute(
@@ -191,10 +192,14 @@ class Publisher:
                 written.append((int(row["id"]), vendor_ids[key], doc))
                 if doc.path not in existing:
                     report.documents_new += 1
+                    what = "new"
                 elif existing[doc.path] == doc.content_hash:
                     report.documents_reextracted += 1
+                    what = "reextracted"
                 else:
                     report.documents_changed += 1
+                    what = "changed"
+                report.notes.setdefault(what, []).append(doc.path)
             kept = (
                 set()
                 if new_vectors

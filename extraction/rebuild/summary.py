@@ -40,6 +40,9 @@ class BuildReport:
     documents_reextracted: int = 0
     """Unchanged notes extracted again: made by another extractor version, or a
     name their text holds changed in the gazetteer."""
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    """The stored paths of the notes published, by what happened to them: ``new``,
+    ``changed``, ``reextracted``, ``deleted``."""
     chunks_written: int = 0
     chunks_embedded: int = 0
     chunks_extracted: int = 0
@@ -79,6 +82,7 @@ class BuildReport:
                 "deleted": self.documents_deleted,
                 "reextracted": self.documents_reextracted,
             },
+            "notes": self.notes,
             "chunks_written": self.chunks_written,
             "chunks_embedded": self.chunks_embedded,
             "chunks_extracted": self.chunks_extracted,

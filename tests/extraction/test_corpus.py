@@ -225,6 +225,25 @@ def test_corpus_docs_at_the_root_are_not_notes(tmp_path: Path) -> None:
     assert [f.path for f in list_files(tmp_path)] == ["notes.md", "vendors/V/README.md"]
 
 
+def test_hidden_and_editor_temporary_files_are_not_notes(tmp_path: Path) -> None:
+    names = (
+        ".obsidian/workspace.md",  # hidden folders: tools' settings, trash, versions
+        ".trash/old.md",
+        "vendors/V/.#a.md",  # Emacs lock, macOS resource fork, office owner file
+        "vendors/V/._a.md",
+        "vendors/V/~$a.md",
+        "vendors/V/#a.md#",
+        "vendors/V/a.md",
+        "vendors/V/2024/b.md",  # a folder named by a year is a folder like any other
+    )
+    for name in names:
+        write(tmp_path, name, "x")
+    result = read_corpus(tmp_path)
+    assert [d.path for d in result.documents] == ["vendors/V/2024/b.md", "vendors/V/a.md"]
+    assert result.problems == ()
+    assert [f.path for f in list_files(tmp_path)] == ["vendors/V/2024/b.md", "vendors/V/a.md"]
+
+
 def test_non_markdown_ignored_and_order_deterministic(tmp_path: Path) -> None:
     for name in ("b.md", "a.md", "c.txt", "d.md.bak", "A.md"):
         write(tmp_path, f"vendors/V/{name}", "x")

@@ -258,3 +258,19 @@ def test_empty_folder_never_deletes_the_knowledge_base(
     report = rebuilder.run(empty)
     assert report.documents_deleted == 0 and report.up_to_date
     assert snapshot(db) == before
+
+
+def test_held_notes_are_neither_read_nor_deleted(
+    rebuilder: Rebuilder, db: Database, corpus: Path
+) -> None:
+    rebuilder.run(corpus)
+    before = snapshot(db)
+    (corpus / "vendors/Globex/overview.md").write_text(GLOBEX + "\nHalf a sent", encoding="utf-8")
+    (corpus / "vendors/Acme/pricing.md").unlink()
+    held = {"vendors/Globex/overview.md", "vendors/Acme/pricing.md"}
+    report = rebuilder.run(corpus, hold=held)
+    assert report.up_to_date and snapshot(db) == before
+    assert {(p.path, p.kind) for p in report.problems} >= {(h, "being_written") for h in held}
+    report = rebuilder.run(corpus)
+    assert report.notes["changed"] == ["vendors/Globex/overview.md"]
+    assert report.notes["deleted"] == ["vendors/Acme/pricing.md"]
