@@ -1,5 +1,6 @@
 """What the web explorer asks that no MCP tool answers: a vendor's whole graph, an
-entity's mentions and evidence, the note a chunk belongs to, the newest build.
+entity's mentions and evidence, the note a chunk belongs to, a vendor's whole
+lifecycle, the newest build.
 
 Each view is declared like a tool (name, description, ``Arguments``) and answered
 through the same frame (:mod:`server.service`: admission, read snapshot, caches,
@@ -22,6 +23,7 @@ from server.envelope import envelope
 from server.tools.arguments import ToolArguments, entity_field, vendor_name_field
 from server.tools.base import Answer, Call, Keyed, Tool, vendor_key_name
 from server.tools.graph import entity_ref
+from server.tools.lifecycle import answer_day, cycle_item, product_item
 
 #: The command that builds a knowledge base, for an empty one.
 BUILD_COMMAND = "python -m extraction rebuild-graph PATH  (or: make explore)"
@@ -186,6 +188,55 @@ class Note(Tool):
         )
 
 
+class LifecycleTimeline(Tool):
+    """Every product of a vendor with every release cycle, as of a date: what the
+    lifecycle page draws. The items are get_lifecycle's own (its preview mode),
+    unpaged and not cut to the token budget: the vendor with the most cycles in
+    the shared corpus has more products than fit the budget in any mode that
+    lists them, so get_lifecycle cannot answer it whole."""
+
+    name = "lifecycle_timeline"
+    description = "Every product and release cycle of a vendor as of a date, for timelines."
+
+    class Arguments(ToolArguments):
+        vendor_name: str = vendor_name_field()
+        as_of: str | None = Field(
+            None,
+            min_length=1,
+            max_length=40,
+            description="the date the support status is for, YYYY-MM-DD (default today)",
+        )
+
+    def key(self, build: int, args: Arguments) -> Keyed:
+        day = answer_day(args.as_of)
+        return self.service.vendor_cache, (self.name, vendor_key_name(args.vendor_name), day)
+
+    def fresh(self, call: Call, build: int, args: Arguments) -> dict[str, Any]:
+        answer = self.service.kg.lifecycle(args.vendor_name, as_of=answer_day(args.as_of))
+        products = [
+            {
+                **product_item(p, "preview"),
+                "cycles": [cycle_item(p, c, "preview") for c in p.cycles],
+            }
+            for p in answer.products
+        ]
+        return self.account(
+            envelope(
+                self.name,
+                call.rid,
+                {
+                    "vendor": answer.vendor,
+                    "as_of": answer.as_of.isoformat(),
+                    "products": products,
+                    "cycle_count": sum(len(p["cycles"]) for p in products),
+                },
+                elapsed_ms=call.elapsed_ms(),
+                message=None if products else "no release cycles in this vendor's notes",
+                build_id=build,
+            )
+        )
+
+
 class NewestBuild(Tool):
     """The newest complete knowledge-base build and when it finished; the explorer
     polls it to say "updated just now" when a rebuild lands. Never cached."""
@@ -216,4 +267,10 @@ class NewestBuild(Tool):
 
 
 #: every view the explorer's ``/api/explorer/`` answers
-VIEWS: tuple[type[Tool], ...] = (VendorGraph, EntityEvidence, Note, NewestBuild)
+VIEWS: tuple[type[Tool], ...] = (
+    VendorGraph,
+    EntityEvidence,
+    Note,
+    LifecycleTimeline,
+    NewestBuild,
+)

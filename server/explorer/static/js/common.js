@@ -47,10 +47,15 @@ export function linkified(text) {
 }
 
 /** Text with the given words marked (<mark>), as text nodes and mark elements. */
+const STOPWORDS = new Set(["a", "an", "and", "are", "as", "at", "by", "for", "from", "in", "is", "it", "of", "on", "or", "the", "to", "was", "with"]);
+
 export function highlighted(text, words) {
-  const wanted = words.filter((w) => w.length > 1).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const wanted = words
+    .filter((w) => w.length > 1 && !STOPWORDS.has(w.toLowerCase()))
+    .map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   if (!wanted.length) return [text];
-  const pattern = new RegExp(`(${wanted.join("|")})`, "gi");
+  // whole words only: "17" marks "17" and "17.2", not "17e"
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(${wanted.join("|")})(?![\\p{L}\\p{N}])`, "giu");
   return text.split(pattern).map((part, i) => (i % 2 ? el("mark", {}, part) : part));
 }
 

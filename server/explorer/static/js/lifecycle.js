@@ -1,16 +1,17 @@
 // Lifecycle: each product's release cycles on a timeline (release, end of active
 // support, end of support, end of extended support) with a movable as-of date;
 // the ends of support across vendors in the next N days; which cycle a version is
-// in and until when it is supported. Everything is get_lifecycle's answer.
-// Performance mark: lifecycle-drawn (the first page of cycles drawn).
-import { el, fill, header, tool, errorBox, params, n } from "/static/js/common.js";
+// in and until when it is supported (get_lifecycle).
+// Timelines come from the explorer view lifecycle_timeline (get_lifecycle's items,
+// unpaged). Performance mark: lifecycle-drawn.
+import { el, fill, header, tool, view, errorBox, params, n } from "/static/js/common.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const main = document.getElementById("main");
 await header("/lifecycle");
 
 const today = new Date().toISOString().slice(0, 10);
-const vendorInput = el("input", { id: "vendor", value: params.get("vendor") || "", placeholder: "vendor, e.g. PostgreSQL", "aria-label": "Vendor" });
+const vendorInput = el("input", { id: "vendor", value: params.get("vendor") || "", placeholder: "vendor, e.g. Microsoft", "aria-label": "Vendor" });
 const asOf = el("input", { type: "date", id: "as-of", value: params.get("as_of") || today, "aria-label": "As of" });
 const within = el("input", { type: "number", id: "within-days", min: "1", max: "10000", value: params.get("within") || "90", "aria-label": "Days ahead", class: "narrow" });
 const productInput = el("input", { id: "product", placeholder: "product, e.g. PostgreSQL", "aria-label": "Product" });
@@ -25,17 +26,20 @@ fill(main,
     el("label", { for: "vendor" }, "Vendor"), vendorInput,
     el("label", { for: "as-of" }, "As of"), asOf,
     el("button", { type: "submit" }, "Show")),
-  el("h2", {}, "Which cycle is a version in?"),
-  el("form", { class: "toolbar", id: "version-form", onsubmit: (e) => { e.preventDefault(); lookupVersion(); } },
-    productInput, versionInput, el("button", { type: "submit" }, "Look up")),
-  versionAnswer,
-  el("h2", {}, "Ends of support coming up"),
-  el("form", { class: "toolbar", onsubmit: (e) => { e.preventDefault(); loadRisk(); } },
-    el("label", { for: "within-days" }, "In the next"), within, "days", el("span", { class: "hint" }, "(across every vendor, or the vendor above)"),
-    el("button", { type: "submit" }, "List")),
-  risk,
-  el("h2", {}, "Release cycles"),
-  timelines,
+  el("div", { class: "grid" },
+    el("section", { "aria-labelledby": "cycles-heading" }, el("h2", { id: "cycles-heading" }, "Release cycles"), timelines),
+    el("aside", {},
+      el("section", { class: "panel" },
+        el("h2", {}, "Which cycle is a version in?"),
+        el("form", { class: "toolbar", id: "version-form", onsubmit: (e) => { e.preventDefault(); lookupVersion(); } },
+          productInput, versionInput, el("button", { type: "submit" }, "Look up")),
+        versionAnswer),
+      el("section", { class: "panel" },
+        el("h2", {}, "Ends of support coming up"),
+        el("form", { class: "toolbar", onsubmit: (e) => { e.preventDefault(); loadRisk(); } },
+          el("label", { for: "within-days" }, "In the next"), within, "days", el("button", { type: "submit" }, "List")),
+        el("p", { class: "hint" }, "Across every vendor, or the vendor above."),
+        risk))),
 );
 
 asOf.addEventListener("change", () => refresh());
@@ -131,36 +135,21 @@ async function loadCycles() {
     return;
   }
   fill(timelines, el("p", { class: "muted" }, "Loading…"));
-  const byProduct = new Map();
-  let cursor = null;
-  let first = true;
-  do {
-    const args = { vendor_name: vendor, as_of: asOf.value || today, response_mode: "preview", page_size: 500 };
-    if (cursor) args.cursor = cursor;
-    const { status, env } = await tool("get_lifecycle", args);
-    if (mine !== loading) return;
-    if (status !== 200) { fill(timelines, errorBox(env, status)); return; }
-    const r = env.results;
-    if (first && !r.cycles.length) {
-      fill(timelines, el("p", { class: "empty", id: "no-cycles" }, env._metadata.message || "No release cycles for this vendor."));
-      return;
-    }
-    for (const c of r.cycles) {
-      if (!byProduct.has(c.product)) byProduct.set(c.product, []);
-      byProduct.get(c.product).push(c);
-    }
+  const { status, env } = await view("lifecycle_timeline", { vendor_name: vendor, as_of: asOf.value || today });
+  if (mine !== loading) return;
+  if (status !== 200) { fill(timelines, errorBox(env, status)); return; }
+  const r = env.results;
+  if (!r.products.length) {
+    fill(timelines, el("p", { class: "empty", id: "no-cycles" }, env._metadata.message || "No release cycles for this vendor."));
+  } else {
     fill(timelines,
-      el("p", { class: "muted", id: "cycle-count" }, `${r.vendor}: ${n([...byProduct.values()].reduce((a, c) => a + c.length, 0))} of ${n(env.pagination.total_available)} cycles, as of ${r.as_of}. `,
+      el("p", { class: "muted", id: "cycle-count" }, `${r.vendor}: ${n(r.products.length)} products, ${n(r.cycle_count)} cycles, as of ${r.as_of}. `,
         el("span", { class: "legend" }, el("span", {}, el("span", { class: "swatch seg-active-key" }), "active support"), el("span", {}, el("span", { class: "swatch seg-support-key" }), "support"), el("span", {}, el("span", { class: "swatch seg-extended-key" }), "extended support"))),
-      [...byProduct].map(([product, cycles]) => productSection(product, cycles, r.as_of)));
-    if (first) {
-      requestAnimationFrame(() => performance.mark("lifecycle-drawn"));
-      first = false;
-    }
-    cursor = env.pagination.has_more ? env.pagination.cursor : null;
-  } while (cursor);
+      r.products.map((p) => productSection(p.product, p.cycles, r.as_of)));
+  }
   timelines.dataset.complete = "1";
-  requestAnimationFrame(() => performance.mark("lifecycle-complete"));
+  timelines.dataset.asOf = r.as_of;
+  requestAnimationFrame(() => performance.mark("lifecycle-drawn"));
 }
 
 async function loadRisk() {
@@ -172,11 +161,11 @@ async function loadRisk() {
   if (!r.events.length) { fill(risk, el("p", { class: "empty" }, `No end of support from ${r.as_of} to ${r.until}.`)); return; }
   fill(risk, el("p", { class: "muted" }, `${n(env.pagination.total_available)} ends of support from ${r.as_of} to ${r.until}${env.pagination.has_more ? ` (the first ${r.events.length})` : ""}:`),
     el("div", { class: "table-wrap" }, el("table", { id: "risk-table" },
-      el("thead", {}, el("tr", {}, ["Date", "In", "Vendor", "Product", "Cycle", "Ends"].map((h) => el("th", { scope: "col" }, h)))),
+      el("thead", {}, el("tr", {}, ["Date", "Product", "Ends"].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, r.events.map((e) => el("tr", {},
-        el("td", {}, e.date), el("td", { class: "num" }, `${e.days} d`),
-        el("td", {}, el("a", { href: `/lifecycle?vendor=${encodeURIComponent(e.vendor)}` }, e.vendor)),
-        el("td", {}, e.product), el("td", {}, e.cycle), el("td", {}, e.ends)))))));
+        el("td", {}, e.date, el("div", { class: "muted" }, `in ${e.days} d`)),
+        el("td", {}, `${e.product} ${e.cycle}`, el("div", {}, el("a", { href: `/lifecycle?vendor=${encodeURIComponent(e.vendor)}` }, e.vendor))),
+        el("td", {}, e.ends)))))));
 }
 
 async function lookupVersion() {

@@ -227,7 +227,8 @@ async function findPath() {
         else cy.add({ group: "edges", data: { id: `p${s}-${t}`, source: String(s), target: String(t), type: previous.relationship_to_next, label: previous.relationship_to_next }, classes: "path" });
       }
       previous = step;
-      steps.push(step.name, step.relationship_to_next ? ` —${step.relationship_to_next}→ ` : "");
+      const rel = step.relationship_to_next;
+      steps.push(step.name, rel ? (step.direction === "backward" ? ` ←${rel}— ` : ` —${rel}→ `) : "");
     }
     cy.elements().not(".path").addClass("faded");
   });
@@ -235,6 +236,7 @@ async function findPath() {
 }
 
 async function loadWhole(total) {
+  performance.mark("whole-requested");
   fill(notice, `Loading all ${n(total)} entities…`);
   const { status, env } = await view("vendor_graph", { vendor_name: vendorName });
   if (status !== 200) { fill(notice, errorBox(env, status)); return; }
