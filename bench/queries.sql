@@ -70,3 +70,17 @@ LIMIT 1;
 
 -- lifecycle_cycle_count --
 SELECT count(*) AS n FROM release_cycles;
+
+-- explorer_largest_vendors --
+-- The two vendors with the most entities (the explorer benchmark's capped pages).
+SELECT name FROM vendors ORDER BY entity_count DESC, name LIMIT 2;
+
+-- explorer_most_cycles --
+-- The vendor with the most release cycles, any vendor folder included.
+SELECT v.name AS vendor, count(*) AS cycles
+FROM release_cycles c
+JOIN lifecycle_products lp ON lp.document_id = c.document_id
+JOIN vendors v ON v.id = lp.vendor_id
+GROUP BY v.id, v.name
+ORDER BY count(*) DESC, v.name
+LIMIT 1;

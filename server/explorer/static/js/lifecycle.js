@@ -152,10 +152,14 @@ async function loadCycles() {
   requestAnimationFrame(() => performance.mark("lifecycle-drawn"));
 }
 
+let riskAsked = 0;
+
 async function loadRisk() {
+  const mine = ++riskAsked;
   const args = { within_days: Number(within.value) || 90, as_of: asOf.value || today, response_mode: "metadata", page_size: 100 };
   if (vendorInput.value.trim()) args.vendor_name = vendorInput.value.trim();
   const { status, env } = await tool("get_lifecycle", args);
+  if (mine !== riskAsked) return; // a newer request's answer is coming
   if (status !== 200) { fill(risk, errorBox(env, status)); return; }
   const r = env.results;
   if (!r.events.length) { fill(risk, el("p", { class: "empty" }, `No end of support from ${r.as_of} to ${r.until}.`)); return; }
@@ -172,7 +176,7 @@ async function lookupVersion() {
   const product = productInput.value.trim();
   const version = versionInput.value.trim();
   if (!product || !version) { fill(versionAnswer, el("p", { class: "hint" }, "Give a product and a version.")); return; }
-  const args = { product, version, as_of: asOf.value || today, response_mode: "preview" };
+  const args = { product, version, as_of: asOf.value || today, response_mode: "preview", page_size: 500 };
   if (vendorInput.value.trim()) args.vendor_name = vendorInput.value.trim();
   const { status, env } = await tool("get_lifecycle", args);
   if (status !== 200) {
@@ -181,7 +185,12 @@ async function lookupVersion() {
     return;
   }
   const r = env.results;
-  const c = r.cycles[0];
+  // the answer lists the product's cycles; the version's is the one it names
+  const c = r.cycles.find((cycle) => cycle.cycle === r.version.cycle);
+  if (!c) {
+    fill(versionAnswer, el("p", { id: "version-result" }, `${r.version.version} is in ${r.products[0].product} ${r.version.cycle}.`));
+    return;
+  }
   fill(versionAnswer, el("p", { id: "version-result" },
     `${r.version.version} is in ${r.products[0].product} ${c.label || c.cycle}: `,
     el("strong", { class: statusClass(c.status) }, c.status),

@@ -125,6 +125,7 @@ function draw(entities, relationships, mark) {
     requestAnimationFrame(() => {
       performance.mark(mark);
       graphBox.dataset.drawn = String(cy.nodes().length);
+      graphBox.dataset.mark = mark;
       graphBox.dataset.drawMs = String(Math.round(performance.now() - started));
     });
   });
