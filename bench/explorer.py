@@ -189,13 +189,15 @@ def _measure(page: Any, name: str) -> float:
     return float(value)
 
 
-def expand(page: Any, i: int) -> float:
-    """Choose the ``i``-th top entity (cycling); ms from the click to the graph redrawn.
-    (Waits with selectors: the pages' policy refuses the eval a waiting function needs.)"""
+def expand(page: Any, i: int, answered: list[float]) -> float:
+    """Choose the ``i``-th top entity (cycling); ms from the click to the graph redrawn,
+    and (into ``answered``) to both answers in hand. (Waits with selectors: the pages'
+    policy refuses the eval a waiting function needs.)"""
     page.evaluate("document.querySelector('#graph').removeAttribute('data-expanded')")
     buttons = page.locator("#top-entities button")
     buttons.nth(i % max(1, buttons.count())).click()
     page.wait_for_selector("#graph[data-expanded]")
+    answered.append(_mark(page, "expand-answered") - _mark(page, "expand-start"))
     return _measure(page, "expand")
 
 
@@ -226,6 +228,7 @@ def browse(
             url = f"/vendor?name={quote(vendor)}"
             times: list[float] = []
             expands: list[float] = []
+            answers: list[float] = []
             first: float | None = None
             for i in range(repeats + 1):
                 open_page(url, "#graph[data-drawn]")
@@ -234,17 +237,21 @@ def browse(
                     first = drawn
                     continue
                 times.append(drawn)
-                expands.append(expand(page, i))
+                expands.append(expand(page, i, answers))
             counts = page.inner_text("#graph-count")
             results[f"capped page: {vendor}"] = {
                 **stats(times),
                 "first_visit_ms": round(first or 0, 1),
                 "shown": counts,
             }
-            results[f"expand: {vendor}"] = stats(expands)
+            results[f"expand: {vendor}"] = {
+                **stats(expands),
+                "shown": f"answers in hand after {percentile(answers, 50):.0f} ms (p50)",
+            }
         largest = vendors[0]
         whole: list[float] = []
         whole_expand: list[float] = []
+        whole_answers: list[float] = []
         drawn_count = 0
         for i in range(repeats):
             open_page(f"/vendor?name={quote(largest)}", "#graph[data-drawn]")
@@ -252,16 +259,19 @@ def browse(
             page.wait_for_selector('#graph[data-mark="whole-graph-drawn"]', timeout=60_000)
             whole.append(_mark(page, "whole-graph-drawn") - _mark(page, "whole-requested"))
             drawn_count = int(page.get_attribute("#graph", "data-drawn") or 0)
-            whole_expand.append(expand(page, i))
+            whole_expand.append(expand(page, i, whole_answers))
         results[f"whole graph: {largest}"] = {**stats(whole), "entities_drawn": drawn_count}
-        results[f"expand on the whole graph: {largest}"] = stats(whole_expand)
+        results[f"expand on the whole graph: {largest}"] = {
+            **stats(whole_expand),
+            "shown": f"answers in hand after {percentile(whole_answers, 50):.0f} ms (p50)",
+        }
         life: list[float] = []
         for _ in range(repeats):
             open_page(f"/lifecycle?vendor={quote(most_cycles)}", "#timelines[data-complete]")
             life.append(_mark(page, "lifecycle-drawn"))
         results[f"lifecycle page: {most_cycles}"] = {
             **stats(life),
-            "shown": page.inner_text("#cycle-count"),
+            "shown": page.evaluate("document.querySelector('#cycle-count').firstChild.textContent"),
         }
         if shots:
             screenshots(browser, base, key, vendors[1])
@@ -297,6 +307,7 @@ def screenshots(browser: Any, base: str, key: str, vendor: str) -> None:
     def choose_entity() -> None:
         page.locator("#top-entities button").nth(1).click()
         page.wait_for_selector("#mentions li")
+        page.evaluate("window.scrollTo(0, 0)")
 
     _shot(page, base + "/", "#vendor-rows tr", "vendors.png", None)
     _shot(page, vendor_url, "#graph[data-drawn]", "vendor.png", choose_entity)

@@ -79,7 +79,13 @@ function edgeData(r) {
   };
 }
 
-function style() {
+function style(big) {
+  // a big graph names only its larger entities, the chosen ones and their new
+  // neighbours: drawing a thousand labels made every redraw (an expand) slow
+  const quiet = big ? [
+    { selector: "node", style: { label: "" } },
+    { selector: "node.named, node:selected, node.path", style: { label: "data(label)" } },
+  ] : [];
   return [
     { selector: "node", style: { "background-color": "data(colour)", label: "data(label)", width: "data(size)", height: "data(size)", "font-size": 10, "text-valign": "bottom", "text-margin-y": 2, "min-zoomed-font-size": 7, color: "#1d2430" } },
     { selector: "edge", style: { width: 1.4, "line-color": "#8c959f", "target-arrow-color": "#8c959f", "target-arrow-shape": "triangle", "arrow-scale": 0.7, "curve-style": "bezier", label: "data(label)", "font-size": 8, "text-rotation": "autorotate", "min-zoomed-font-size": 8, color: "#57606a" } },
@@ -89,8 +95,11 @@ function style() {
     { selector: "node:selected", style: { "border-width": 3, "border-color": "#f5a623" } },
     { selector: ".path", style: { "line-color": "#f5a623", "target-arrow-color": "#f5a623", width: 4, "border-width": 4, "border-color": "#f5a623", opacity: 1, "z-index": 10 } },
     { selector: ".faded", style: { opacity: 0.12 } },
+    ...quiet,
   ];
 }
+
+const NAMED_IN_BIG = 60;
 
 function applyToggles() {
   if (!cy) return;
@@ -110,12 +119,16 @@ function draw(entities, relationships, mark) {
   cy = cytoscape({
     container: graphBox,
     elements,
-    style: style(),
+    style: style(big),
     layout: { name: "preset" },
     textureOnViewport: big,
     hideEdgesOnViewport: big,
     pixelRatio: 1,
   });
+  if (big) {
+    labelsToggle.checked = false;
+    cy.nodes().sort((a, b) => b.data("size") - a.data("size")).slice(0, NAMED_IN_BIG).addClass("named");
+  }
   applyToggles();
   const layout = cy.layout(big
     ? { name: "grid", avoidOverlap: false, condense: true, animate: false }
@@ -154,6 +167,7 @@ async function select(entityId, fromGraph) {
     tool("get_entity_neighbors", { vendor_name: vendorName, entity: entityId, depth: 1, limit: 50 }),
     view("entity_evidence", { vendor_name: vendorName, entity: entityId, limit: 20 }),
   ]);
+  performance.mark("expand-answered");
   if (hood.status === 200) {
     const r = hood.env.results;
     const centre = node.nonempty() ? node.position() : { x: 0, y: 0 };
@@ -164,11 +178,17 @@ async function select(entityId, fromGraph) {
         const added = cy.add(nodeData(e));
         added.position({ x: centre.x + 120 * Math.cos(angle), y: centre.y + 120 * Math.sin(angle) });
       });
+      const edges = [];
       for (const rel of r.relationships) {
-        if (cy.getElementById("r" + rel.relationship_id).empty() && cy.getElementById(String(rel.source_id)).nonempty() && cy.getElementById(String(rel.target_id)).nonempty()) cy.add(edgeData(rel));
+        if (cy.getElementById("r" + rel.relationship_id).empty() && cy.getElementById(String(rel.source_id)).nonempty() && cy.getElementById(String(rel.target_id)).nonempty()) edges.push(cy.add(edgeData(rel)));
+      }
+      r.neighbors.forEach((e) => cy.getElementById(String(e.entity_id)).addClass("named"));
+      // the toggles, for the new edges only: a whole graph's edges stay as they are
+      for (const edge of edges) {
+        edge.toggleClass("hidden-weak", edge.hasClass("weak") && !weakToggle.checked);
+        edge.toggleClass("no-labels", !labelsToggle.checked);
       }
     });
-    applyToggles();
     requestAnimationFrame(() => {
       performance.mark("expand-drawn");
       performance.measure("expand", "expand-start", "expand-drawn");
