@@ -45,7 +45,7 @@ import httpx2
 from rich.console import Console
 from rich.table import Table
 
-from bench import REPO, bench_queries, machine, measuring_parser, parse_measuring, write_report
+from bench import REPO, bench_queries, machine, measuring_parser, parse_measuring, write_results
 from evals.corpus import build_vendor_corpus, default_corpus, eval_database
 from search.embedder import Embedder
 from search.metrics import percentile
@@ -407,8 +407,10 @@ def main(argv: list[str] | None = None) -> int:
             str(u["ratio"]),
         )
     console.print(api)
-    markdown = report(results)
-    console.print(write_report("explorer", results, markdown))
+    write_results(args.out, results)
+    md = args.out.with_suffix(".md")
+    md.write_text("\n".join(report(results)), encoding="utf-8")
+    console.print(f"results: {args.out} and {md}")
     return 0
 
 
