@@ -370,6 +370,28 @@ def test_phone_width_and_keyboard(browser: Browser, site: Site) -> None:
         w.page.context.close()
 
 
+def test_local_only_mode_says_so_on_the_page(
+    browser: Browser, explorer_kb: Database, tmp_path: Path
+) -> None:
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "BMCIS_API_KEY"},
+        "DATABASE_URL": explorer_kb.conninfo,
+        "KB_API_KEYS_FILE": str(tmp_path / "keys.json"),
+        "LOG_LEVEL": "WARNING",
+    }
+    proc, url = start_http(env, None, "--local-explorer")
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = ctx.new_page()
+        page.goto(url.removesuffix("/mcp") + "/")
+        page.wait_for_selector("#vendor-rows tr")  # no key asked for
+        assert "Local-only mode: no key needed on this machine" in page.inner_text("#local-only")
+        assert page.locator(".signin").count() == 0
+    finally:
+        ctx.close()
+        stop(proc)
+
+
 def test_a_new_build_shows_as_updated_just_now(browser: Browser, site: Site) -> None:
     """Runs last in the module: it adds a graph build."""
     w = _signed_in(browser, site)

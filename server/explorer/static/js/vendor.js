@@ -161,13 +161,15 @@ function showEdge(edge) {
 async function select(entityId, fromGraph) {
   performance.mark("expand-start");
   const node = cy.getElementById(entityId);
-  cy.$(":selected").unselect();
-  node.select();
+  // selected once the answers are in: selecting first made the page redraw the whole
+  // graph while the answers waited for the main thread
   const [hood, evidence] = await Promise.all([
     tool("get_entity_neighbors", { vendor_name: vendorName, entity: entityId, depth: 1, limit: 50 }),
     view("entity_evidence", { vendor_name: vendorName, entity: entityId, limit: 20 }),
   ]);
   performance.mark("expand-answered");
+  cy.$(":selected").unselect();
+  node.select();
   if (hood.status === 200) {
     const r = hood.env.results;
     const centre = node.nonempty() ? node.position() : { x: 0, y: 0 };
