@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install inspector demo serve test lint eval eval-search eval-kg bench bench-search bench-embedding bench-kg bench-lifecycle bench-sbom bench-server bench-load bench-replicas bench-workers bench-watch reliability notebook clean-db
+.PHONY: install inspector chromium demo explore serve test lint eval eval-search eval-kg bench bench-search bench-embedding bench-kg bench-lifecycle bench-sbom bench-server bench-load bench-replicas bench-workers bench-watch bench-explorer reliability notebook clean-db
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,11 +23,33 @@ $(INSPECTOR):
 
 inspector: $(INSPECTOR)
 
+# Debian's Chromium, the browser the explorer's tests and benchmark drive through
+# Playwright (which never downloads a browser of its own here).
+CHROMIUM := /usr/bin/chromium
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+		echo "installing Debian's chromium (apt-get) for the explorer's browser tests"; \
+		{ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 || \
+		  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; } || \
+		{ echo "error: could not install chromium with apt-get (it needs root and Debian's" \
+		       "package lists): install the chromium package so that $(CHROMIUM) exists," \
+		       "then run make again" >&2; exit 1; }; \
+	fi
+
 ## Build the knowledge base from the bundled sample notes into the embedded
 ## PostgreSQL, then show what it holds.
 demo: install
 	$(BIN)/python -m extraction rebuild-graph
 	$(BIN)/python -m extraction status
+
+## The web explorer on the bundled sample notes: builds them into the embedded
+## PostgreSQL when they changed (incremental), then serves it on this machine only,
+## without a key (local-only mode); Ctrl-C stops it.
+EXPLORE_PORT ?= 8000
+explore: install
+	$(BIN)/python -m extraction rebuild-graph
+	@echo "explorer: open http://127.0.0.1:$(EXPLORE_PORT)/ (local-only mode, no key needed)"
+	$(BIN)/python -m server --transport streamable-http --port $(EXPLORE_PORT) --local-explorer
 
 lint: install
 	$(BIN)/ruff check .
@@ -36,8 +58,9 @@ lint: install
 	$(BIN)/lint-imports
 
 ## Lint, type-check and run the whole test suite (real PostgreSQL, real models,
-## real MCP sessions over stdio and HTTP, the MCP Inspector CLI).
-test: lint $(INSPECTOR)
+## real MCP sessions over stdio and HTTP, the MCP Inspector CLI, the explorer in
+## Debian's Chromium).
+test: lint $(INSPECTOR) chromium
 	$(BIN)/python -m pytest
 
 ## Extraction quality against KnowledgeNet and wikigold, and the vendor graphs against
@@ -119,6 +142,13 @@ bench-workers: install
 ## against rebuild-graph (about 10 min)
 bench-watch: install
 	$(BIN)/python -m bench.watch
+
+## The web explorer in headless Chromium on the shared vendor corpus (builds
+## kb_eval_vendor_corpus first, incremental after the first run): first draw of a
+## capped and of the whole graph, expanding an entity, the lifecycle page, /api/
+## against the same calls in process; screenshots in docs/explorer/.
+bench-explorer: install chromium
+	$(BIN)/python -m bench.explorer
 
 ## Rerun the fault, fuzzing and security tests and the load benchmark; rewrite
 ## docs/reliability.md from what they measured.

@@ -96,3 +96,17 @@ SELECT coalesce(max(id), 0) AS id FROM graph_builds;
 
 -- watch_builds_after --
 SELECT count(*) AS n FROM graph_builds WHERE id > %(after)s AND status = 'complete';
+
+-- explorer_largest_vendors --
+-- The two vendors with the most entities (the explorer benchmark's capped pages).
+SELECT name FROM vendors ORDER BY entity_count DESC, name LIMIT 2;
+
+-- explorer_most_cycles --
+-- The vendor with the most release cycles, any vendor folder included.
+SELECT v.name AS vendor, count(*) AS cycles
+FROM release_cycles c
+JOIN lifecycle_products lp ON lp.document_id = c.document_id
+JOIN vendors v ON v.id = lp.vendor_id
+GROUP BY v.id, v.name
+ORDER BY count(*) DESC, v.name
+LIMIT 1;

@@ -46,3 +46,42 @@ def get_chunk(db: ConnectionSource, chunk_id: int) -> Chunk:
     if chunk is None:
         raise ChunkNotFound(f"No chunk has id {chunk_id}: take ids from a recent semantic_search.")
     return chunk
+
+
+@dataclass(frozen=True, slots=True)
+class NoteChunk:
+    """One chunk of a note, as the note view shows it."""
+
+    chunk_id: int
+    chunk_index: int
+    total_chunks: int
+    context_header: str
+    content: str
+    overlap_chars: int
+    source_path: str
+    category: str | None
+    title: str
+    doc_date: date | None
+    vendor: str
+
+    @property
+    def new_text(self) -> str:
+        """The chunk's text without what it repeats of the chunk before it."""
+        return self.content[self.overlap_chars :].lstrip() if self.overlap_chars else self.content
+
+
+def get_note(db: ConnectionSource, chunk_id: int) -> list[NoteChunk]:
+    """Every chunk of the note that chunk ``chunk_id`` belongs to, in reading order;
+    :class:`ChunkNotFound` when no chunk has that id. The note is found by the id
+    alone: no caller ever names a file."""
+    valid = isinstance(chunk_id, int) and not isinstance(chunk_id, bool)
+    if not valid or not 1 <= chunk_id <= MAX_CHUNK_ID:
+        raise InvalidSearch(f"chunk_id must be a positive integer, not {chunk_id!r}.")
+    with search_connection(db, "Reading the note") as conn:
+        reading = conn.cursor(row_factory=class_row(NoteChunk))
+        chunks = reading.execute(
+            queries()["search_note_by_chunk"], {"chunk_id": chunk_id}
+        ).fetchall()
+    if not chunks:
+        raise ChunkNotFound(f"No chunk has id {chunk_id}: take ids from a recent semantic_search.")
+    return chunks

@@ -24,12 +24,14 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from server import sdk
 from server.envelope import dumps
 from server.errors import ToolFailure
+from server.explorer import ExplorerConfig, explorer_routes
 from server.models import lean_schema
 from server.registry import checked_arguments, given, sdk_function, tool_class
 from server.service import Outcome, Service
 from server.settings import ServerSettings
 from server.stdio import event_loop_stdio
 from server.tools import TOOLS
+from server.tools.arguments import ToolArguments
 
 log = logging.getLogger("server")
 
@@ -91,19 +93,40 @@ class VendorKnowledgeServer(MCPServer[Any]):
         if context is None or not sdk.answerable_directly(tool):
             return await super().call_tool(name, given(checked), context)
         key = _api_key(context, service)
-        looked = self._running == 0 and self._settings.fast("cache-on-loop")
-        if looked:
+        if self._settings.fast("skip-sdk-checks"):
+            return self._tool_result(await self.answer(name, key, checked), service)
+        if self._running == 0 and self._settings.fast("cache-on-loop"):
             cached = service.cached(name, key, checked)
             if cached is not None:
                 return self._tool_result(cached, service)
         self._running += 1
         try:
-            if not self._settings.fast("skip-sdk-checks"):
-                return await super().call_tool(name, given(checked), context)
-            outcome = await anyio.to_thread.run_sync(
+            return await super().call_tool(name, given(checked), context)
+        finally:
+            self._running -= 1
+
+    @property
+    def service(self) -> Service | None:
+        """The running service (None before the lifespan starts it and after)."""
+        return self._holder.service
+
+    async def answer(self, name: str, key: str | None, checked: ToolArguments) -> Outcome:
+        """A call of tool (or explorer view) ``name`` with checked arguments, for
+        ``key``, answered through the frame: what an MCP call and the explorer's
+        ``/api/`` share. Speed layer ``cache-on-loop``: a cached answer is served
+        here, on the event loop, when no other call is running."""
+        service = self._holder.service
+        assert service is not None, "the lifespan starts the service"
+        looked = self._running == 0 and self._settings.fast("cache-on-loop")
+        if looked:
+            cached = service.cached(name, key, checked)
+            if cached is not None:
+                return cached
+        self._running += 1
+        try:
+            return await anyio.to_thread.run_sync(
                 lambda: service.call(name, key, checked, cache_first=not looked)
             )
-            return self._tool_result(outcome, service)
         finally:
             self._running -= 1
 
@@ -162,9 +185,13 @@ def _api_key(ctx: Context[Any, Any], service: Service) -> str | None:
 
 
 def create_server(
-    settings: ServerSettings, make_service: Callable[[], Service]
+    settings: ServerSettings,
+    make_service: Callable[[], Service],
+    explorer: ExplorerConfig | None = None,
 ) -> VendorKnowledgeServer:
-    """The MCP server; ``make_service`` runs once, when the server starts."""
+    """The MCP server; ``make_service`` runs once, when the server starts. Over
+    streamable HTTP it also serves the web explorer (:mod:`server.explorer`) as
+    ``explorer`` says (default: bound to 127.0.0.1, every request needs a key)."""
     holder = _Holder()
 
     @asynccontextmanager
@@ -228,6 +255,14 @@ def create_server(
             lambda: service.call("get_chunk", key, {"chunk_id": int(chunk_id)})
         )
         return dumps(env)
+
+    for path, methods, endpoint in explorer_routes(
+        mcp,
+        explorer or ExplorerConfig(),
+        max_body_bytes=settings.http_max_body_bytes,
+        compact=settings.enable_response_compression,
+    ):
+        mcp.custom_route(path, methods=methods)(endpoint)
 
     for published in sdk.registered_tools(mcp):
         # Speed layer lean-schema: published in the form clients validate faster,

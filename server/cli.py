@@ -8,6 +8,7 @@ the protocol's alone.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -88,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
         "process beside the server (python -m extraction watch PATH, restarted if it "
         "ends, stopped with the server) applies each saved change, and the server answers "
         "from each new build as soon as it is published; its lines go to the server log",
+        "--local-explorer",
+        action="store_true",
+        help="streamable HTTP on a loopback address only: the web explorer at / answers "
+        "this machine's browsers without a key (the server makes its own key, "
+        "explorer-local-PORT; see docs/explorer.md)",
     )
     keys = cli.command(
         "keys",
@@ -209,6 +215,7 @@ def _serve(args: argparse.Namespace) -> int:
     from search.errors import EmbeddingConfigError
     from search.settings import SearchSettings
     from server.app import create_server
+    from server.explorer import ExplorerConfig
     from server.service import Service
     from sql import DatabaseError
 
@@ -216,6 +223,8 @@ def _serve(args: argparse.Namespace) -> int:
         raise CliError("--stateless applies to --transport streamable-http only", EXIT_USAGE)
     if args.watch is not None and not args.watch.is_dir():
         raise CliError(f"--watch {args.watch}: not a folder of notes", EXIT_USAGE)
+    if args.local_explorer:
+        _check_local_explorer(args)
     settings = _settings()
     try:
         search_settings = SearchSettings()
@@ -226,6 +235,7 @@ def _serve(args: argparse.Namespace) -> int:
     db = open_configured_database()
     store = _keystore(db, settings.keys_file)
     try:
+        local_key = _local_key(store, args.port) if args.local_explorer else None
         active = store.active_count()
     except DatabaseError as exc:
         raise CliError(str(exc)) from None
@@ -255,15 +265,18 @@ def _serve(args: argparse.Namespace) -> int:
             watcher.start()  # once the server's state is ready
         return service
 
-    server = create_server(settings, make_service)
+    explorer = ExplorerConfig(host=args.host, local_key=local_key)
+    server = create_server(settings, make_service, explorer)
     try:
         if args.transport == "stdio":
             server.run("stdio")
         else:
+            _announce_explorer(args, explorer)
             server.run(
                 "streamable-http",
                 host=args.host,
                 port=args.port,
+                transport_security=explorer.security,
                 max_request_body_size=settings.http_max_body_bytes,
                 json_response=args.http_response == "json",
                 stateless_http=args.stateless,
@@ -284,3 +297,47 @@ def _notes_watcher(path: Path, log_level: str) -> WatchProcess:
     level = logging.getLevelName(log_level)
     logging.getLogger("server.watch").setLevel(level if level > logging.WARNING else logging.INFO)
     return WatchProcess(path)
+
+
+def _check_local_explorer(args: argparse.Namespace) -> None:
+    """Local-only mode answers without a key: only over HTTP, only on loopback."""
+    from server.explorer.web import LOOPBACK
+
+    if args.transport != "streamable-http":
+        raise CliError("--local-explorer applies to --transport streamable-http only", EXIT_USAGE)
+    if args.host not in LOOPBACK:
+        raise CliError(
+            f"--local-explorer answers without a key, so it binds to this machine only "
+            f"({', '.join(LOOPBACK)}), not {args.host}: drop it and sign in with a key",
+            EXIT_USAGE,
+        )
+
+
+def _local_key(store: KeyStore, port: int) -> str:
+    """The key local-only mode answers keyless requests with: made afresh at each
+    start (explorer-local-PORT; the one of the previous start on this port is
+    revoked), so it exists only in this process."""
+    from server.auth import KeyStoreError
+
+    name = f"explorer-local-{port}"
+    with contextlib.suppress(KeyStoreError):  # none yet
+        store.revoke(name)
+    try:
+        return store.create(name)
+    except KeyStoreError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _announce_explorer(args: argparse.Namespace, explorer: Any) -> None:
+    """Where the explorer is (stderr: stdout is the protocol's)."""
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    mode = (
+        "local-only: no key needed on this machine"
+        if explorer.local_key
+        else "sign in with an API key"
+    )
+    Console(stderr=True).print(
+        f"explorer: http://{host}:{args.port}/  ({mode}); MCP: http://{host}:{args.port}/mcp",
+        highlight=False,
+        soft_wrap=True,
+    )

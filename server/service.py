@@ -31,7 +31,7 @@ from server.errors import ErrorCode, ToolFailure, failure_from
 from server.metrics import Metrics
 from server.replicas import ReplicaBoard, replica_name
 from server.settings import ServerSettings
-from server.tools import TOOLS
+from server.tools import TOOLS, VIEWS
 from server.tools.arguments import ToolArguments
 from server.tools.base import Answer, Call, Keyed, Tool
 from sql.database import Database
@@ -88,7 +88,8 @@ class Service:
         self.replicas = ReplicaBoard(
             db, replica_name(settings.replica_name, port), self.replica_metrics, pool=self.pool
         )
-        self.tools: dict[str, Tool] = {tool.name: tool(self) for tool in TOOLS}
+        # the MCP tools, and the web explorer's views (answered alike, not published)
+        self.tools: dict[str, Tool] = {tool.name: tool(self) for tool in (*TOOLS, *VIEWS)}
         # knows the newest graph build without a query, so cached answers need none
         # (speed layer build-watcher, server/builds.py)
         self.builds = BuildWatcher(db) if settings.fast("build-watcher") else None

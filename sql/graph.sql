@@ -206,3 +206,29 @@ ORDER BY pi.kind, pi.key, lp.product_key, lp.document_id;
 -- migration 0014's rebuild has products without).
 SELECT (SELECT count(*) FROM lifecycle_products) AS products,
        (SELECT count(*) FROM product_identifiers) AS identifiers;
+
+-- kg_entity_mentions --
+-- Where the notes mention an entity: each mention's span in its chunk, with the
+-- chunk's text, section and note, in note and reading order; total: every mention.
+SELECT m.chunk_id, m.start_char, m.end_char, m.text AS mention, c.content,
+       c.context_header, c.chunk_index, d.title, d.source_path,
+       count(*) OVER () AS total
+FROM entity_mentions m
+JOIN chunks c ON c.id = m.chunk_id
+JOIN documents d ON d.id = c.document_id
+WHERE m.entity_id = %(entity_id)s
+ORDER BY d.source_path, c.chunk_index, m.start_char
+LIMIT %(limit)s;
+
+-- kg_entity_relationships --
+-- An entity's relationships with the sentence each came from: typed ones first,
+-- then by confidence; total: every relationship of the entity.
+SELECT r.id, r.source_id, r.target_id, r.type, r.confidence, r.evidence_chunk_id,
+       r.evidence_sentence, s.name AS source_name, t.name AS target_name,
+       count(*) OVER () AS total
+FROM relationships r
+JOIN entities s ON s.id = r.source_id
+JOIN entities t ON t.id = r.target_id
+WHERE r.source_id = %(entity_id)s OR r.target_id = %(entity_id)s
+ORDER BY r.type = 'MENTIONED_WITH', r.confidence DESC, r.id
+LIMIT %(limit)s;

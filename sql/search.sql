@@ -210,3 +210,14 @@ FROM chunks c
 JOIN documents d ON d.id = c.document_id
 JOIN vendors v ON v.id = d.vendor_id
 WHERE c.id = %(chunk_id)s;
+
+-- search_note_by_chunk --
+-- The whole note one chunk belongs to, chunk by chunk in reading order (by id:
+-- the caller never names a file).
+SELECT c.id AS chunk_id, c.chunk_index, c.total_chunks, c.context_header, c.content,
+       c.overlap_chars, d.source_path, d.category, d.title, d.doc_date, v.name AS vendor
+FROM chunks c
+JOIN documents d ON d.id = c.document_id
+JOIN vendors v ON v.id = d.vendor_id
+WHERE c.document_id = (SELECT document_id FROM chunks WHERE id = %(chunk_id)s)
+ORDER BY c.chunk_index;

@@ -1,6 +1,9 @@
 """The tools: each one declared once (name, description, ``Arguments`` model,
 envelope) with its own logic and result shaping, in one class.
 
+The web explorer's views (:mod:`server.tools.views`, :data:`VIEWS`) are declared
+the same way and answered by the same frame, but not published over MCP.
+
 The frame every call goes through (admission, read snapshot, caches, metrics,
 the error envelope) is :mod:`server.service`; :mod:`server.registry` publishes
 each tool from its declaration, and :mod:`server.reference` writes the tool
@@ -17,6 +20,7 @@ from server.tools.lifecycle import GetLifecycle
 from server.tools.metrics import GetServerMetrics
 from server.tools.search import GetChunk, SemanticSearch
 from server.tools.vendors import FindVendorInfo, ListVendors
+from server.tools.views import VIEWS
 
 #: every tool the server answers
 TOOLS: tuple[type[Tool], ...] = (
@@ -30,6 +34,8 @@ TOOLS: tuple[type[Tool], ...] = (
     CheckComponents,
     GetServerMetrics,
 )
+
+__all__ = ["TOOLS", "VIEWS", "Tool", "tool_list"]
 
 
 def tool_list() -> str:

@@ -56,8 +56,8 @@ class FindEntityPath(_GraphQuestion):
         info = kg.vendor(args.vendor_name)
         found = kg.find_path(
             info,
-            _entity_ref(args.from_entity),
-            _entity_ref(args.to_entity),
+            entity_ref(args.from_entity),
+            entity_ref(args.to_entity),
             max_hops=args.max_hops,
             relationship_types=args.relationship_types,
         )
@@ -91,7 +91,7 @@ class GetEntityNeighbors(_GraphQuestion):
         info = kg.vendor(args.vendor_name)
         hood = kg.neighbors(
             info,
-            _entity_ref(args.entity),
+            entity_ref(args.entity),
             depth=args.depth,
             relationship_types=args.relationship_types,
             limit=args.limit,
@@ -169,10 +169,10 @@ def relationship_rows(hood: Neighbourhood) -> list[dict[str, Any]]:
     ]
 
 
-def _entity_ref(text: str) -> int | str:
+def entity_ref(text: str) -> int | str:
     """An entity id when ``text`` is one, else the name.
 
-    >>> _entity_ref(" 42 "), _entity_ref("²"), _entity_ref("Mesa")
+    >>> entity_ref(" 42 "), entity_ref("²"), entity_ref("Mesa")
     (42, '²', 'Mesa')
     """
     stripped = text.strip()

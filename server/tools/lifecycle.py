@@ -73,7 +73,7 @@ RISK_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _cycle_item(product: ProductAnswer, cycle: Any, mode: str) -> dict[str, Any]:
+def cycle_item(product: ProductAnswer, cycle: Any, mode: str) -> dict[str, Any]:
     full = {"product": product.product.product, **cycle_dict(product.product, cycle)}
     if mode == "full":
         return full
@@ -89,7 +89,7 @@ def _risk_item(event: RiskEvent, mode: str) -> dict[str, Any]:
     return full if keys is None else {k: full[k] for k in keys}
 
 
-def _product_item(product: ProductAnswer, mode: str) -> dict[str, Any]:
+def product_item(product: ProductAnswer, mode: str) -> dict[str, Any]:
     if mode == "ids_only":
         return {"product": product.product.product, "vendor": product.product.vendor}
     return product_dict(product, cycles=False)
@@ -240,12 +240,12 @@ class GetLifecycle(Tool):
             raise InvalidGraphRequest("Give a vendor, a product, or within_days for the risk list.")
         answer = kg.lifecycle(args.vendor_name, args.product, version=args.version, as_of=day)
         cycles = [(p, c) for p in answer.products for c in p.cycles]
-        items = [_cycle_item(p, c, mode) for p, c in cycles[offset : offset + args.page_size]]
+        items = [cycle_item(p, c, mode) for p, c in cycles[offset : offset + args.page_size]]
         head = {
             "vendor": answer.vendor,
             "as_of": answer.as_of.isoformat(),
             "version": version_dict(answer.version),
-            "products": [_product_item(p, mode) for p in answer.products],
+            "products": [product_item(p, mode) for p in answer.products],
         }
         message = None if cycles else "no release cycles in this vendor's notes"
         return self._page(
