@@ -89,6 +89,8 @@ def _parser() -> argparse.ArgumentParser:
         "process beside the server (python -m extraction watch PATH, restarted if it "
         "ends, stopped with the server) applies each saved change, and the server answers "
         "from each new build as soon as it is published; its lines go to the server log",
+    )
+    parser.add_argument(
         "--local-explorer",
         action="store_true",
         help="streamable HTTP on a loopback address only: the web explorer at / answers "
