@@ -22,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from server.auth import KeyStore, digest
 from server.sdk import http_client
+from server.tools import TOOLS
 from sql.database import Database
 from tests.fixtures import REPO
 from tests.fixtures.cli import run_module
@@ -74,7 +75,7 @@ def test_stdio_session_with_the_sdk_client(
                 return tools, found, vendor
 
     tools, found, vendor = anyio.run(main)
-    assert len(tools.tools) == 8
+    assert {t.name for t in tools.tools} == {t.name for t in TOOLS}
     assert not found.is_error and found.structured_content["results"][0]["rank"] == 1
     assert vendor.structured_content["results"]["vendor_name"] == "Apple"
     assert f"stdio: {streams}" in log.read_text()
