@@ -138,15 +138,21 @@ nearest AS MATERIALIZED (
     LIMIT %(candidates)s
 ),
 -- The notes nearest the query by their card's vector (extraction.notes.card), when
--- the note weight is above 0: each brings its first chunk into the vector arm.
+-- the note weight is above 0: each brings its first chunk into the vector arm. Notes
+-- without a card vector are dropped after the limit, not before: with the filter
+-- inside, a knowledge base without cards (SciFact) had the planner scan and sort
+-- every note (5 ms at 50,000 notes) instead of reading the empty HNSW index.
 near_notes AS (
-    SELECT d.id
-    FROM documents d
-    WHERE %(note_weight)s > 0
-      AND d.card_embedding IS NOT NULL
-      AND (NOT %(filtered)s OR d.id = ANY ((SELECT ids FROM allowed)::bigint[]))
-    ORDER BY d.card_embedding <=> %(embedding)s
-    LIMIT %(candidates)s
+    SELECT near.id
+    FROM (
+        SELECT d.id, d.card_embedding <=> %(embedding)s AS distance
+        FROM documents d
+        WHERE %(note_weight)s > 0
+          AND (NOT %(filtered)s OR d.id = ANY ((SELECT ids FROM allowed)::bigint[]))
+        ORDER BY d.card_embedding <=> %(embedding)s
+        LIMIT %(candidates)s
+    ) AS near
+    WHERE near.distance IS NOT NULL
 ),
 -- The vector arm. With the note weight at 0, the chunks' cosine similarities
 -- alone (the plain path). Otherwise a chunk's similarity is mixed with its
