@@ -204,6 +204,7 @@ def load_corpus(
                         c.content_hash,
                         vectors_by_hash[c.content_hash],
                         Jsonb({}),
+                        "",  # no note card: a BEIR document has no front matter
                     )
                 )
         conn.execute(q["eval_fix_sequences"])

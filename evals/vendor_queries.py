@@ -14,10 +14,13 @@ Each query's candidates are fetched once (the production statement, with the
 entity lookup on); every variant then ranks the same candidates with
 :func:`search.ranking.rank_candidates`: the two arms alone, hybrid without
 boosts, each boost alone at the reference pipeline's weight, all of them, and
-the configured defaults. A note ranks where its best chunk does. Printed per
-variant: nDCG@10 (graded), Recall@10 and MRR@10, overall, per category and on
-the two halves of the set (odd and even lines), since a boost is kept only if
-it does not hurt on either half.
+the configured defaults, with one hit per note and with every chunk a hit.
+The statement runs a second time with its vector arm on chunk vectors alone
+(no note card vectors, ``defaults, no note vectors``). A note ranks where its
+best chunk does. Printed per variant: nDCG@10 (graded), Recall@10 and MRR@10,
+nDCG@10 of the first ten hits as returned and the distinct notes among them,
+overall, per category (the drawn sets' kinds) and on the two halves of the set
+(odd and even lines), since a boost is kept only if it does not hurt on either half.
 """
 
 from __future__ import annotations
@@ -108,6 +111,8 @@ def variants(defaults: SearchSettings) -> dict[str, SearchSettings]:
         without = {k: (0.0 if k == name else w) for k, w in REFERENCE_WEIGHTS.items()}
         out[f"all -{name.removesuffix('_boost')}"] = off.model_copy(update=without)
     out["defaults"] = defaults
+    # one hit per note against every chunk a hit (the "as shown" figures differ)
+    out["defaults, chunks as hits"] = defaults.model_copy(update={"distinct_notes": False})
     # the other fusion, with and without the boosts
     other = "rrf" if defaults.fusion == "convex" else "convex"
     out[f"hybrid, {other}"] = off.model_copy(update={"fusion": other})
@@ -124,6 +129,21 @@ def documents(ranked_paths: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ranked_paths))
 
 
+def as_shown(ranked_paths: Sequence[str]) -> list[str]:
+    """Hits' notes as a page shows them: a note shown again gains nothing the second
+    time (its place holds an empty name).
+
+    >>> as_shown(["a.md", "b.md", "a.md"])
+    ['a.md', 'b.md', '']
+    """
+    seen: set[str] = set()
+    out = []
+    for path in ranked_paths:
+        out.append("" if path in seen else path)
+        seen.add(path)
+    return out
+
+
 def arm_ranking(rows: Sequence[Candidate], arm: str) -> list[str]:
     def key(row: Candidate) -> int | None:
         return row.vector_rank if arm == "vector" else row.fulltext_rank
@@ -132,14 +152,25 @@ def arm_ranking(rows: Sequence[Candidate], arm: str) -> list[str]:
     return documents([r.source_path for r in ranked])
 
 
-def _scores(runs: dict[str, list[str]], items: Sequence[LabelledQuery]) -> dict[str, float | int]:
+def _scores(
+    runs: dict[str, list[str]],
+    items: Sequence[LabelledQuery],
+    shown: dict[str, list[str]] | None = None,
+) -> dict[str, float | int]:
     n = len(items) or 1
-    return {
+    out: dict[str, float | int] = {
         "ndcg_at_10": sum(ndcg_at_k(runs[q.query], q.relevant, 10) for q in items) / n,
         "recall_at_10": sum(recall_at_k(runs[q.query], q.relevant, 10) for q in items) / n,
         "mrr_at_10": sum(mrr_at_k(runs[q.query], q.relevant, 10) for q in items) / n,
         "queries": len(items),
     }
+    if shown is not None:
+        # the first ten hits as a search returns them, a note's second hit worth nothing
+        out["shown_ndcg_at_10"] = (
+            sum(ndcg_at_k(as_shown(shown[q.query]), q.relevant, 10) for q in items) / n
+        )
+        out["shown_notes_in_10"] = sum(len(set(shown[q.query][:10])) for q in items) / n
+    return out
 
 
 def _ranked_run(
@@ -147,8 +178,10 @@ def _ranked_run(
     variant: SearchSettings,
     fetch_fusion: str,
     today: date,
+    shown: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, list[str]], int]:
-    """Each query's note ranking under ``variant``, and how many top-10 hits were boosted."""
+    """Each query's note ranking under ``variant``, and how many top-10 hits were boosted;
+    ``shown`` receives each query's first ten hits' notes as the search returns them."""
     run: dict[str, list[str]] = {}
     boosted = 0
     for q, rows in fetched:
@@ -161,6 +194,8 @@ def _ranked_run(
         )
         hits = rank_candidates(fused, q.query, variant, today=today)
         run[q.query] = documents([h.source_path for h in hits])
+        if shown is not None:
+            shown[q.query] = [h.source_path for h in hits[:10]]
         boosted += sum(1 for h in hits[:10] if h.boosts)
     return run, boosted
 
@@ -198,30 +233,51 @@ def evaluate(
     today: date,
 ) -> dict[str, Any]:
     vectors = embedder.encode([q.query for q in items])
-    fetched: list[tuple[LabelledQuery, list[Candidate]]] = []
+    # the statement's own variants: the defaults, and their vector arm without the
+    # notes' card vectors (chunk vectors alone, the plain path)
+    statements = {"defaults": settings}
+    if settings.note_weight > 0:
+        statements["defaults, no note vectors"] = settings.model_copy(update={"note_weight": 0.0})
+    fetches: dict[str, list[tuple[LabelledQuery, list[Candidate]]]] = {}
     with db.connect() as conn:
         stored = {r["source_path"] for r in conn.execute(queries()["document_paths"])}
         missing = sorted({p for q in items for p in q.relevant} - stored)
         with Progress(console=_stderr, transient=True) as progress:
-            task = progress.add_task("queries", total=len(items))
-            for q, vector in zip(items, vectors, strict=True):
-                rows = fetch_candidates(
-                    conn,
-                    q.query,
-                    vector,
-                    SearchFilters(),
-                    candidates=settings.candidates,
-                    **(settings.statement_args() | {"entity_lookup": True}),
-                )
-                fetched.append((q, rows))
-                progress.advance(task)
+            task = progress.add_task("queries", total=len(items) * len(statements))
+            for name, statement in statements.items():
+                fetched = fetches[name] = []
+                for q, vector in zip(items, vectors, strict=True):
+                    rows = fetch_candidates(
+                        conn,
+                        q.query,
+                        vector,
+                        SearchFilters(),
+                        candidates=statement.candidates,
+                        **(statement.statement_args() | {"entity_lookup": True}),
+                    )
+                    fetched.append((q, rows))
+                    progress.advance(task)
+    fetched = fetches["defaults"]
     runs: dict[str, dict[str, list[str]]] = {
         "vector": {q.query: arm_ranking(rows, "vector") for q, rows in fetched},
         "fulltext": {q.query: arm_ranking(rows, "fulltext") for q, rows in fetched},
     }
+    shown: dict[str, dict[str, list[str]]] = {}
     boosted: dict[str, int] = {}
     for name, variant in variants(settings).items():
-        runs[name], boosted[name] = _ranked_run(fetched, variant, settings.fusion, today)
+        shown[name] = {}
+        runs[name], boosted[name] = _ranked_run(
+            fetched, variant, settings.fusion, today, shown[name]
+        )
+    for name, statement in statements.items():
+        if name != "defaults":
+            shown[name] = {}
+            runs[name], boosted[name] = _ranked_run(
+                fetches[name], statement, settings.fusion, today, shown[name]
+            )
+            runs["vector, chunk vectors alone"] = {
+                q.query: arm_ranking(rows, "vector") for q, rows in fetches[name]
+            }
 
     off = settings.model_copy(update=dict.fromkeys(REFERENCE_WEIGHTS, 0.0))
 
@@ -247,10 +303,11 @@ def evaluate(
         "variants": {},
     }
     for name, run in runs.items():
-        entry: dict[str, Any] = {"all": _scores(run, items)}
-        entry["halves"] = {h: _scores(run, part) for h, part in halves.items()}
+        page = shown.get(name)
+        entry: dict[str, Any] = {"all": _scores(run, items, page)}
+        entry["halves"] = {h: _scores(run, part, page) for h, part in halves.items()}
         entry["categories"] = {
-            c: _scores(run, [q for q in items if q.category == c]) for c in categories
+            c: _scores(run, [q for q in items if q.category == c], page) for c in categories
         }
         if name in boosted:
             entry["boosted_in_top_10"] = boosted[name]
@@ -272,10 +329,12 @@ def print_report(report: dict[str, Any], console: Console) -> None:
         title=f"vendor knowledge base: {report['queries']} labelled queries, nDCG@10 "
         f"(graded), depth {report['candidates']}"
     )
-    for col in ("variant", "nDCG@10", "Δ vs hybrid", "halves", "R@10", "MRR@10", *categories):
+    columns = ("variant", "nDCG@10", "Δ vs hybrid", "halves", "R@10", "MRR@10", "shown", "notes")
+    for col in (*columns, *categories):
         table.add_column(col, justify="left" if col == "variant" else "right")
     for name, v in variants_.items():
         halves = " / ".join(f"{h['ndcg_at_10']:.3f}" for h in v["halves"].values())
+        shown = v["all"].get("shown_ndcg_at_10")
         table.add_row(
             name,
             f"{v['all']['ndcg_at_10']:.4f}",
@@ -283,9 +342,15 @@ def print_report(report: dict[str, Any], console: Console) -> None:
             halves,
             f"{v['all']['recall_at_10']:.3f}",
             f"{v['all']['mrr_at_10']:.3f}",
+            "" if shown is None else f"{shown:.3f}",
+            "" if shown is None else f"{v['all']['shown_notes_in_10']:.1f}",
             *[f"{v['categories'][c]['ndcg_at_10']:.3f}" for c in categories],
         )
     console.print(table)
+    console.print(
+        "nDCG@10 ranks notes (a note where its best chunk is); shown: nDCG@10 of the first "
+        "ten hits as returned (a note's second hit gains nothing); notes: distinct notes in them."
+    )
     console.print(
         "! = lower than hybrid on one half of the queries. "
         f"Recency measured against {report['today']}."

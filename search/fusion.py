@@ -114,13 +114,16 @@ class ChunkKey(NamedTuple):
     content_hash: str
 
 
-def collapse_neighbours(ranked: Sequence[ChunkPosition]) -> dict[int, list[int]]:
+def collapse_neighbours(
+    ranked: Sequence[ChunkPosition], *, whole_notes: bool = False
+) -> dict[int, list[int]]:
     """Keep the best of overlapping chunks; say which ones each kept chunk hides.
 
     A chunk is hidden behind a better-ranked kept chunk of the same document
-    whose index is next to its own (neighbours share an overlap), or behind
-    any kept chunk with identical content. Returns kept chunk id -> hidden ids,
-    in rank order.
+    whose index is next to its own (neighbours share an overlap), or, with
+    ``whole_notes``, behind the better-ranked kept chunk of its document
+    wherever it lies (one hit per note); and behind any kept chunk with
+    identical content. Returns kept chunk id -> hidden ids, in rank order.
 
     Examples
     --------
@@ -128,12 +131,17 @@ def collapse_neighbours(ranked: Sequence[ChunkPosition]) -> dict[int, list[int]]
     ...           ChunkKey(12, 1, 7, "c")]
     >>> collapse_neighbours(ranked)
     {10: [11, 20], 12: []}
+    >>> collapse_neighbours(ranked, whole_notes=True)
+    {10: [11, 20, 12]}
     """
     kept: dict[int, list[int]] = {}
     by_position: dict[tuple[int, int], int] = {}
+    by_document: dict[int, int] = {}
     by_hash: dict[str, int] = {}
     for chunk in ranked:
         owner = by_hash.get(chunk.content_hash)
+        if owner is None and whole_notes:
+            owner = by_document.get(chunk.document_id)
         if owner is None:
             for index in (chunk.chunk_index - 1, chunk.chunk_index + 1):
                 owner = by_position.get((chunk.document_id, index))
@@ -144,5 +152,6 @@ def collapse_neighbours(ranked: Sequence[ChunkPosition]) -> dict[int, list[int]]
             continue
         kept[chunk.chunk_id] = []
         by_position[(chunk.document_id, chunk.chunk_index)] = chunk.chunk_id
+        by_document.setdefault(chunk.document_id, chunk.chunk_id)
         by_hash[chunk.content_hash] = chunk.chunk_id
     return kept

@@ -26,7 +26,13 @@ from search.query import (
     validate_top_k,
 )
 from search.ranking import Candidate, Reranker, SearchHit, rank_candidates
-from search.settings import DEFAULT_BM25_B, DEFAULT_BM25_K1, DEFAULT_CANDIDATES, SearchSettings
+from search.settings import (
+    DEFAULT_BM25_B,
+    DEFAULT_BM25_K1,
+    DEFAULT_CANDIDATES,
+    DEFAULT_NOTE_WEIGHT,
+    SearchSettings,
+)
 from sql.database import ConnectionSource, Database, Session, connection, session_settings
 from sql.errors import DatabaseError
 from sql.queries import queries
@@ -76,12 +82,14 @@ def fetch_candidates(
     bm25_b: float = DEFAULT_BM25_B,
     max_df_ratio: float = DEFAULT_MAX_DF_RATIO,
     entity_lookup: bool = False,
+    note_weight: float = DEFAULT_NOTE_WEIGHT,
 ) -> list[Candidate]:
     """Both candidate lists, fused, in one pipelined round trip.
 
     ``exact`` turns the HNSW index off (evaluation: exact nearest neighbours);
     ``entity_lookup`` marks the candidates that mention a graph entity the query
-    names (the entity boost's signal).
+    names (the entity boost's signal); ``note_weight`` is the share of a chunk's
+    vector similarity taken from its note's card vector (0: chunk vectors alone).
     """
     q = queries()
     strict, filtered = uses_websearch_syntax(query), filters.active
@@ -95,6 +103,7 @@ def fetch_candidates(
         bm25_k1=bm25_k1,
         bm25_b=bm25_b,
         max_df_ratio=max_df_ratio,
+        note_weight=note_weight,
     )
     params = {
         "query": query,
@@ -214,6 +223,7 @@ def hybrid_statement(
     bm25_k1: float,
     bm25_b: float,
     max_df_ratio: float,
+    note_weight: float = DEFAULT_NOTE_WEIGHT,
 ) -> str:
     """The hybrid statement with its flags and tuning written in as constants.
 
@@ -241,6 +251,7 @@ def hybrid_statement(
         "k1": real(bm25_k1),
         "b": real(bm25_b),
         "max_df_ratio": real(max_df_ratio),
+        "note_weight": real(note_weight),
     }
     text = queries()["hybrid_search"]
     for name, literal in constants.items():

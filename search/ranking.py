@@ -81,7 +81,8 @@ class SearchHit(NamedTuple):
     fused_score: float
     vector_rank: int | None
     vector_similarity: float | None
-    """Cosine similarity, or None when the chunk was not in the vector candidates."""
+    """The vector arm's similarity: the chunk's cosine, mixed with its note card's
+    (``note_weight``), or None when the chunk was not in the vector candidates."""
     fulltext_rank: int | None
     fulltext_score: float | None
     boosts: Mapping[str, float]
@@ -177,7 +178,9 @@ def rank_candidates(
         # below the reranked head, the order is the fused one
         boosted = reranked + tail
     if settings.collapse_neighbours:
-        groups = collapse_neighbours([c for _, c, _ in boosted])
+        groups = collapse_neighbours(
+            [c for _, c, _ in boosted], whole_notes=settings.distinct_notes
+        )
     else:
         groups = {c.chunk_id: [] for _, c, _ in boosted}
     # positional, in SearchHit's field order: keywords cost 0.3 ms a search

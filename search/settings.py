@@ -21,6 +21,10 @@ DEFAULT_BM25_B = 0.75
 # queries 0.7902 / 0.7913), 50 starts to lose (vendor queries 0.7869); the
 # statement is 1.5 ms faster at 70 than at 100 (paired, SciFact).
 DEFAULT_CANDIDATES = 70
+# Share of a chunk's vector similarity taken from its note's card vector
+# (extraction.notes.card). 0.4 / 0.5 / 0.6 rank alike on the tune half of the
+# drawn vendor queries and on the 200 older ones (docs/search.md, "Note cards").
+DEFAULT_NOTE_WEIGHT = 0.5
 
 
 def _boost(env: str, name: str, default: float, when: str) -> Any:
@@ -75,6 +79,15 @@ class SearchSettings(BaseSettings):
         le=1.0,
         description="convex fusion: share of the vector arm (the full-text arm gets the rest)",
     )
+    note_weight: float = setting(
+        "KB_SEARCH_NOTE_WEIGHT",
+        "note_weight",
+        DEFAULT_NOTE_WEIGHT,
+        ge=0.0,
+        le=1.0,
+        description="vector arm: share of a chunk's similarity taken from its note's card "
+        "vector (title, aliases, category, tags, description); 0: chunk vectors alone",
+    )
     hnsw_ef_search: int = setting(
         "KB_HNSW_EF_SEARCH",
         "hnsw_ef_search",
@@ -123,7 +136,19 @@ class SearchSettings(BaseSettings):
         "KB_SEARCH_COLLAPSE",
         "collapse_neighbours",
         True,
-        description="hide chunks adjacent to a better hit of the same document",
+        description="hide near-duplicates behind a better hit (similar_chunk_ids): the "
+        "note's other chunks (KB_SEARCH_DISTINCT_NOTES) or its overlapping neighbours, and "
+        "identical text; false: every chunk is a hit",
+    )
+    # One hit per note by default: on the tune half of the drawn vendor queries the
+    # first ten hits held 9.1 distinct notes on average with neighbours collapsed,
+    # 10 with whole notes (docs/search.md, "One hit per note").
+    distinct_notes: bool = setting(
+        "KB_SEARCH_DISTINCT_NOTES",
+        "distinct_notes",
+        True,
+        description="with KB_SEARCH_COLLAPSE: one hit per note, its best chunk, the others "
+        "hidden behind it; false: only overlapping neighbours and identical text are hidden",
     )
     # Boosts multiply the fused score by 1 + the sum of those that apply, at the
     # reference pipeline's percentages (metadata 15 %, document type 10 %, recency
@@ -207,4 +232,5 @@ class SearchSettings(BaseSettings):
             "bm25_k1": self.bm25_k1,
             "bm25_b": self.bm25_b,
             "entity_lookup": self.entity_boost > 0,
+            "note_weight": self.note_weight,
         }

@@ -22,6 +22,7 @@ COPY_CHUNKS_TYPES = (
     "text",
     "vector",
     "jsonb",
+    "text",
 )
 
 #: Column types of the binary COPY in ``copy_release_cycles``, in its column order.

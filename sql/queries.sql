@@ -53,10 +53,14 @@ WHERE key = 'embedding_model';
 -- (migration 0007: vectors in their rows).
 ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({dim}),
     ALTER COLUMN embedding SET STORAGE MAIN;
+ALTER TABLE documents ALTER COLUMN card_embedding TYPE vector({dim}),
+    ALTER COLUMN card_embedding SET STORAGE MAIN;
 
 -- create_hnsw_index --
 CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks
     USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
+CREATE INDEX IF NOT EXISTS documents_card_embedding_hnsw ON documents
+    USING hnsw (card_embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
 
 -- rebuild_lock --
 -- Session-level: held for the whole rebuild, released when the process dies.
@@ -85,7 +89,8 @@ SET status = %(status)s, finished_at = now(), counts = %(counts)s, message = %(m
 WHERE id = %(id)s;
 
 -- document_hashes --
-SELECT source_path, content_hash, extractor_version FROM documents;
+SELECT source_path, content_hash, extractor_version, card_embedding IS NOT NULL AS has_card
+FROM documents;
 
 -- missing_embeddings --
 SELECT h.content_hash
@@ -120,14 +125,16 @@ RETURNING id;
 
 -- upsert_document --
 INSERT INTO documents (source_path, vendor_id, category, title, metadata, content_hash, doc_date,
-                       extractor_version, facts)
+                       extractor_version, facts, card_hash, card_embedding)
 VALUES (%(source_path)s, %(vendor_id)s, %(category)s, %(title)s, %(metadata)s,
-        %(content_hash)s, %(doc_date)s, %(extractor_version)s, %(facts)s)
+        %(content_hash)s, %(doc_date)s, %(extractor_version)s, %(facts)s, %(card_hash)s,
+        %(card_embedding)s)
 ON CONFLICT (source_path) DO UPDATE SET
     vendor_id = EXCLUDED.vendor_id, category = EXCLUDED.category, title = EXCLUDED.title,
     metadata = EXCLUDED.metadata, content_hash = EXCLUDED.content_hash,
     doc_date = EXCLUDED.doc_date, extractor_version = EXCLUDED.extractor_version,
-    facts = EXCLUDED.facts, updated_at = now()
+    facts = EXCLUDED.facts, card_hash = EXCLUDED.card_hash,
+    card_embedding = EXCLUDED.card_embedding, updated_at = now()
 RETURNING id, (xmax = 0) AS inserted;
 
 -- document_facts --
@@ -156,7 +163,7 @@ DELETE FROM chunks WHERE document_id = ANY(%(document_ids)s);
 
 -- document_chunk_shapes --
 SELECT document_id, chunk_index, total_chunks, context_header, content_hash, overlap_chars,
-       token_count
+       token_count, card
 FROM chunks WHERE document_id = ANY(%(document_ids)s)
 ORDER BY document_id, chunk_index;
 
@@ -169,7 +176,7 @@ WHERE c.document_id = k.document_id AND c.chunk_index = k.chunk_index
 
 -- copy_chunks --
 COPY chunks (document_id, chunk_index, total_chunks, context_header, content, content_hash,
-             token_count, overlap_chars, extraction_key, embedding, metadata)
+             token_count, overlap_chars, extraction_key, embedding, metadata, card)
 FROM STDIN WITH (FORMAT BINARY);
 
 -- delete_documents --
@@ -242,7 +249,8 @@ RETURNING name;
 
 -- prune_embedding_cache --
 DELETE FROM embedding_cache e
-WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = e.content_hash)
+WHERE (NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = e.content_hash)
+       AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.card_hash = e.content_hash))
    OR e.model <> %(model)s;
 
 -- prune_extraction_cache --

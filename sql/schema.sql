@@ -49,7 +49,11 @@ CREATE TABLE documents (
     -- makes a rebuild extract the note again
     extractor_version text NOT NULL DEFAULT '',
     -- what the note's own structure says (front matter and links, extraction.notes.structure)
-    facts        jsonb NOT NULL DEFAULT '{}'
+    facts        jsonb NOT NULL DEFAULT '{}',
+    -- the vector of the note's card (extraction.notes.card) and the hash it is
+    -- cached by; the first build binds the dimension and creates its HNSW index (0016)
+    card_hash      text,
+    card_embedding vector STORAGE MAIN
 );
 CREATE INDEX documents_vendor ON documents (vendor_id);
 CREATE INDEX documents_date ON documents (doc_date DESC);
@@ -70,9 +74,12 @@ CREATE TABLE chunks (
     extraction_key text NOT NULL,
     embedding      vector STORAGE MAIN,  -- in the row, not out of line (0007)
     metadata       jsonb NOT NULL DEFAULT '{}',
+    -- the note's card, in the full-text document of each of its chunks (0016)
+    card           text NOT NULL DEFAULT '',
     tsv            tsvector GENERATED ALWAYS AS (
         setweight(to_tsvector('english', context_header), 'A')
         || setweight(to_tsvector('english', content), 'B')
+        || setweight(to_tsvector('english', card), 'C')
     ) STORED,
     UNIQUE (document_id, chunk_index)
 ) WITH (toast_tuple_target = 8160);  -- rows up to 8 kB whole, text included (0008)

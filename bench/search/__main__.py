@@ -125,6 +125,16 @@ def main(argv: list[str] | None = None) -> int:
             f"{(hybrid_p50 - embed_p50) / TARGETS_MS[label]:.2f})"
         )
         console.print(verdict)
+        plain_p50 = rows["hybrid_search end to end, plain path"]["p50_ms"]
+        ratio = (
+            f"hybrid_search p50 against the plain path (KB_SEARCH_NOTE_WEIGHT=0, "
+            f"KB_SEARCH_DISTINCT_NOTES=false) in this run: {hybrid_p50:.1f} / {plain_p50:.1f} ms "
+            f"= {hybrid_p50 / plain_p50:.2f} (target <= 1.2: "
+            f"{'met' if hybrid_p50 <= 1.2 * plain_p50 else 'NOT met'})"
+        )
+        report["scales"][label]["against_plain_path"] = hybrid_p50 / plain_p50
+        console.print(ratio)
+        md += ["", ratio]
         paired = rows["overhead, paired per query"]["p50_ms"]
         note = (
             f"the same overhead as the median of each query's own difference: {paired:.1f} ms "

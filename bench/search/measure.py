@@ -32,7 +32,11 @@ MEASURES = (
     "bare full-text top 10",
     "hybrid statement",
     "hybrid_search end to end",
+    "hybrid_search end to end, plain path",
 )
+#: The plain path: the vector arm on chunk vectors alone (no note card vectors) and
+#: only overlapping neighbours collapsed, as search ran before note cards.
+PLAIN = {"note_weight": 0.0, "distinct_notes": False}
 INGEST_DATABASE = "kb_bench_search_ingest"
 
 
@@ -47,6 +51,8 @@ def measure_one(
 ) -> float:
     """Milliseconds of one measured operation (``kind``, one of MEASURES) for one query."""
     q = bench_queries()
+    if kind == "hybrid_search end to end, plain path":
+        settings = settings.model_copy(update=PLAIN)
     start = time.perf_counter()
     if kind == "query embedding":
         embedder.encode([text])

@@ -103,6 +103,7 @@ def build_scaled(
                                 c["content_hash"],
                                 vector,
                                 Jsonb({}),
+                                "",  # no note card: SciFact abstracts have no front matter
                             )
                         )
                     next_doc += 1

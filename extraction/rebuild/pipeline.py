@@ -229,11 +229,12 @@ class Rebuilder:
         graphs = conn.execute(q["get_meta"], {"key": GRAPH_META}).fetchone()
         stored = Stored(
             hashes={r["source_path"]: r["content_hash"] for r in rows},
-            # notes whose graph facts an older extractor made are extracted again
+            # notes whose graph facts an older extractor made are extracted again;
+            # notes without a card vector (stored before cards, migration 0016) get one
             outdated=frozenset(
                 r["source_path"]
                 for r in rows
-                if r["extractor_version"] != preparing.EXTRACTOR_VERSION
+                if r["extractor_version"] != preparing.EXTRACTOR_VERSION or not r["has_card"]
             ),
             lifecycle_version=lifecycle["value"] if lifecycle else None,
             graph_version=graphs["value"] if graphs else None,
@@ -312,10 +313,11 @@ class Rebuilder:
                     prepare(d, counter, self.settings, gazetteer, facts[d.path]) for d in docs
                 ]
             with timer("queue"):
-                report.chunks_embedded, report.chunks_extracted = self._queue_work(
+                embedded, report.chunks_extracted = self._queue_work(
                     conn, report.build_id, prepared
                 )
-            work = report.chunks_embedded + report.chunks_extracted
+            report.chunks_embedded, report.cards_embedded = embedded
+            work = sum(embedded) + report.chunks_extracted
             workers = (
                 auto_workers(work, self.settings.auto_workers_min_chunks)
                 if self.workers == "auto"
@@ -406,12 +408,13 @@ class Rebuilder:
         conn: psycopg.Connection[dict[str, Any]],
         build_id: int,
         prepared: Sequence[PreparedDocument],
-    ) -> tuple[int, int]:
+    ) -> tuple[tuple[int, int], int]:
         """Queue the embed and extract work the caches lack as units of the build
-        (``work_units``) and wake idle workers; returns the chunks to embed and to
-        extract."""
+        (``work_units``) and wake idle workers; returns the chunks and the note
+        cards to embed, and the chunks to extract."""
         q = queries()
         texts: dict[str, str] = {}
+        cards: set[str] = set()
         work: dict[str, tuple[str, ExtractionContext]] = {}
         for p in prepared:
             for h, key, c, ctx in zip(
@@ -419,6 +422,11 @@ class Rebuilder:
             ):
                 texts.setdefault(h, c.content)
                 work.setdefault(key, (c.text, ctx))
+        for p in prepared:
+            # the note's own vector: one text more per note (unless a chunk has its text)
+            if p.card_hash is not None and p.card_hash not in texts:
+                texts[p.card_hash] = p.card
+                cards.add(p.card_hash)
         to_embed = [
             r["content_hash"]
             for r in conn.execute(
@@ -434,7 +442,8 @@ class Rebuilder:
         enqueue(conn, build_id, "extract", [extract_item(k, *work[k]) for k in to_extract], size)
         notify(conn, build_id)
         conn.commit()
-        return len(to_embed), len(to_extract)
+        card_count = len(cards.intersection(to_embed))
+        return (len(to_embed) - card_count, card_count), len(to_extract)
 
     def _do_work(
         self, conn: psycopg.Connection[dict[str, Any]], build_id: int, timer: Timer, workers: int

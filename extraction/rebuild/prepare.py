@@ -12,6 +12,7 @@ import orjson
 from extraction.graph.gazetteer import Gazetteer
 from extraction.models import ExtractionContext
 from extraction.names import guess_vendor_type
+from extraction.notes.card import note_card
 from extraction.notes.chunking import chunk_document
 from extraction.notes.document import Chunk, SourceDocument
 from extraction.notes.structure import NoteFacts, note_facts
@@ -37,6 +38,14 @@ class PreparedDocument:
     chunk_hashes: tuple[str, ...]
     extraction_keys: tuple[str, ...]
     facts: NoteFacts
+    card: str = ""
+    """The note's card (:func:`extraction.notes.card.note_card`): in each chunk's
+    full-text document, and embedded as the note's own vector."""
+
+    @property
+    def card_hash(self) -> str | None:
+        """What the card's vector is cached by (None: no card)."""
+        return sha256_text(self.card) if self.card else None
 
 
 def sha256_text(text: str) -> str:
@@ -112,4 +121,5 @@ def prepare(
             extraction_key(c.text, ctx) for c, ctx in zip(chunks, contexts, strict=True)
         ),
         facts=facts,
+        card=note_card(doc),
     )

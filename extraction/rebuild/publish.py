@@ -95,6 +95,7 @@ class Publisher:
                     r["content_hash"],
                     r["overlap_chars"],
                     r["token_count"],
+                    r["card"],
                 )
             )
         kept: set[int] = set()
@@ -103,11 +104,11 @@ class Publisher:
         keys: list[str] = []
         for doc_id, p in same.items():
             shape = [
-                (c.index, c.total, c.header, h, c.overlap_chars, c.token_count)
+                (c.index, c.total, c.header, h, c.overlap_chars, c.token_count, p.card)
                 for c, h in zip(p.chunks, p.chunk_hashes, strict=True)
             ]
             if stored.get(doc_id) != shape:
-                continue  # chunked differently (other settings): written anew
+                continue  # chunked differently (other settings) or another card: written anew
             kept.add(doc_id)
             for c, key in zip(p.chunks, p.extraction_keys, strict=True):
                 ids.append(doc_id)
@@ -135,7 +136,9 @@ class Publisher:
         """``new_vectors``: every note is rewritten with vectors of this run's vector
         space (none keeps its chunk rows, whose vectors are of another)."""
         q = queries()
-        all_hashes = sorted({h for p in prepared for h in p.chunk_hashes})
+        all_hashes = sorted(
+            {h for p in prepared for h in (*p.chunk_hashes, p.card_hash) if h is not None}
+        )
         self.progress.stage("publish", len(prepared) + 1)
         with conn.transaction():
             vectors: dict[str, NDArray[np.float32]] = {
@@ -185,6 +188,8 @@ class Publisher:
                         "doc_date": doc_date(doc),
                         "extractor_version": preparing.EXTRACTOR_VERSION,
                         "facts": Jsonb(p.facts.to_json()),
+                        "card_hash": p.card_hash,
+                        "card_embedding": vectors[p.card_hash] if p.card_hash else None,
                     },
                 ).fetchone()
                 assert row is not None
@@ -230,6 +235,7 @@ class Publisher:
                                 key,
                                 vectors[h],
                                 Jsonb(meta),
+                                p.card,
                             )
                         )
                         report.chunks_written += 1

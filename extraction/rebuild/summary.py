@@ -38,13 +38,15 @@ class BuildReport:
     documents_unchanged: int = 0
     documents_deleted: int = 0
     documents_reextracted: int = 0
-    """Unchanged notes extracted again: made by another extractor version, or a
-    name their text holds changed in the gazetteer."""
+    """Unchanged notes read again: made by another extractor version, a name their
+    text holds changed in the gazetteer, or stored without a card vector (0016)."""
     notes: dict[str, list[str]] = field(default_factory=dict)
     """The stored paths of the notes published, by what happened to them: ``new``,
     ``changed``, ``reextracted``, ``deleted``."""
     chunks_written: int = 0
     chunks_embedded: int = 0
+    cards_embedded: int = 0
+    """Note cards embedded (not cached): each note's own vector (extraction.notes.card)."""
     chunks_extracted: int = 0
     vendors_rebuilt: int = 0
     release_cycles_written: int = 0
@@ -85,6 +87,7 @@ class BuildReport:
             "notes": self.notes,
             "chunks_written": self.chunks_written,
             "chunks_embedded": self.chunks_embedded,
+            "cards_embedded": self.cards_embedded,
             "chunks_extracted": self.chunks_extracted,
             "vendors_rebuilt": self.vendors_rebuilt,
             "release_cycles_written": self.release_cycles_written,

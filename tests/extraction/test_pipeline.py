@@ -274,3 +274,74 @@ def test_held_notes_are_neither_read_nor_deleted(
     report = rebuilder.run(corpus)
     assert report.notes["changed"] == ["vendors/Globex/overview.md"]
     assert report.notes["deleted"] == ["vendors/Acme/pricing.md"]
+
+
+def test_notes_get_their_card_and_card_vector(
+    rebuilder: Rebuilder, db: Database, corpus: Path
+) -> None:
+    first = rebuilder.run(corpus)
+    assert first.cards_embedded == first.documents_new  # one card vector per note
+    cards = (
+        "SELECT d.source_path, d.card_hash, d.card_embedding IS NOT NULL AS embedded, c.card "
+        "FROM documents d JOIN chunks c ON c.document_id = d.id "
+        "WHERE c.chunk_index = 0 ORDER BY d.source_path"
+    )
+    with db.connect() as conn:
+        rows = {r["source_path"]: r for r in conn.execute(cards)}
+    assert all(r["embedded"] and r["card_hash"] for r in rows.values())
+    assert rows["vendors/Acme/rocket.md"]["card"] == (
+        "Acme Rocket Platform. product. Acme Corporation is headquartered in Denver, Colorado. "
+        "Acme Corporation was founded by Jane Doe in 1999. John Smith is the chief executive "
+        "officer of Acme Corporation"
+    )
+
+    # front matter alone changes: the card follows, the text's work stays cached
+    note = corpus / "vendors/Globex/overview.md"
+    note.write_text(
+        GLOBEX.replace(
+            "title: Globex overview", "title: Globex overview\naliases: heat-pump-maker"
+        ),
+        encoding="utf-8",
+    )
+    report = rebuilder.run(corpus)
+    assert report.cards_embedded == 1 and report.chunks_embedded == 0
+    assert report.chunks_extracted == 0
+    with db.connect() as conn:
+        after = {r["source_path"]: r for r in conn.execute(cards)}
+        found = conn.execute(
+            "SELECT count(*) AS n FROM chunks WHERE tsv @@ plainto_tsquery('english', 'heat pump')"
+        ).fetchone()
+    assert "heat pump maker" in after["vendors/Globex/overview.md"]["card"]
+    assert (
+        after["vendors/Globex/overview.md"]["card_hash"]
+        != (rows["vendors/Globex/overview.md"]["card_hash"])
+    )
+    assert found is not None and found["n"] >= 1
+    assert rebuilder.run(corpus).up_to_date
+
+
+def test_a_knowledge_base_from_before_cards_gets_them_without_extracting_again(
+    rebuilder: Rebuilder, db: Database, corpus: Path
+) -> None:
+    rebuilder.run(corpus)
+    with db.connect() as conn:
+        # as migration 0016 leaves a knowledge base built before cards
+        conn.execute("UPDATE chunks SET card = ''")
+        conn.execute("UPDATE documents SET card_hash = NULL, card_embedding = NULL")
+        conn.commit()
+        ids = [r["id"] for r in conn.execute("SELECT id FROM chunks ORDER BY id")]
+    report = rebuilder.run(corpus)
+    assert not report.up_to_date
+    assert report.documents_reextracted == 5 and report.chunks_extracted == 0
+    assert report.chunks_embedded == 0  # chunk text unchanged: vectors from the cache
+    with db.connect() as conn:
+        missing = conn.execute(
+            "SELECT count(*) FILTER (WHERE d.card_embedding IS NULL) AS docs, "
+            "count(*) FILTER (WHERE c.card = '') AS chunks "
+            "FROM documents d JOIN chunks c ON c.document_id = d.id"
+        ).fetchone()
+        # the chunks are written again with their card (new rows, new ids)
+        now = [r["id"] for r in conn.execute("SELECT id FROM chunks ORDER BY id")]
+    assert missing == {"docs": 0, "chunks": 0}
+    assert len(now) == len(ids)
+    assert rebuilder.run(corpus).up_to_date

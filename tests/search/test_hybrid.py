@@ -96,6 +96,7 @@ def statement_params(query: str, embedding: Any, *, candidates: int) -> dict[str
         "k1": s.bm25_k1,
         "b": s.bm25_b,
         "max_df_ratio": s.fulltext_max_df_ratio,
+        "note_weight": s.note_weight,
         "entity_phrases": "",
     }
 

@@ -112,7 +112,15 @@ def _knowledge_base_before(
                 conn.execute(q["record_migration"], {"version": name})
     register_vector(conn)
     conn.execute("ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(384)")
-    conn.execute(q["create_hnsw_index"])
+    # the chunks' index as the first binding made it (notes got vectors in 0016)
+    conn.execute(
+        "CREATE INDEX chunks_embedding_hnsw ON chunks "
+        "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+    )
+    conn.execute(
+        "INSERT INTO kb_meta (key, value) VALUES ('embedding_model', "
+        """'{"name": "model-a", "dimension": 384}')"""
+    )
     conn.execute(
         "INSERT INTO vendors (name, normalized_name) VALUES ('Acme', 'acme');"
         "INSERT INTO documents (source_path, vendor_id, title, content_hash) "
@@ -217,3 +225,44 @@ def test_chunk_text_stored_out_of_line_moves_into_its_row(fresh_database: str) -
             "SELECT reloptions FROM pg_class WHERE oid = 'chunks'::regclass"
         ).fetchone()
         assert reloptions == {"reloptions": ["toast_tuple_target=8160"]}
+
+
+def test_note_cards_migration_keeps_the_full_text_and_binds_note_vectors(
+    fresh_database: str,
+) -> None:
+    """Migration 0016 on a bound knowledge base: the chunks' full-text documents
+    (made again with the card) hold the same lexemes, the term statistics still
+    match them, and the notes' card vectors take the model's dimension and an HNSW
+    index; such notes have no card vector yet."""
+    import numpy as np
+
+    with psycopg.connect(fresh_database, autocommit=True, row_factory=dict_row) as conn:
+        vectors = np.random.default_rng(7).normal(size=(5, 384)).astype(np.float32)
+        texts = [f"acmewidget part {i} of the rocket sled manual" for i in range(5)]
+        _knowledge_base_before(conn, "0016", texts, vectors)
+        lexemes = "SELECT id, tsv::text AS tsv FROM chunks ORDER BY id"
+        before = conn.execute(lexemes).fetchall()
+        postings = "SELECT lexeme, chunk_id, tf, dl FROM chunk_terms ORDER BY 1, 2"
+        terms = conn.execute(postings).fetchall()
+        assert migrate(conn) == ["0016_note_cards"]
+        assert conn.execute(lexemes).fetchall() == before
+        assert conn.execute(postings).fetchall() == terms
+        column = conn.execute(
+            "SELECT format_type(atttypid, atttypmod) AS type, attstorage FROM pg_attribute "
+            "WHERE attrelid = 'documents'::regclass AND attname = 'card_embedding'"
+        ).fetchone()
+        assert column == {"type": "vector(384)", "attstorage": "m"}
+        index = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'documents_card_embedding_hnsw'"
+        ).fetchone()
+        assert index is not None and "hnsw" in index["indexdef"]
+        assert conn.execute("SELECT card_hash, card_embedding FROM documents").fetchall() == [
+            {"card_hash": None, "card_embedding": None}
+        ]
+        # a card's words now reach the chunk's full-text document and its statistics
+        conn.execute("UPDATE chunks SET card = 'Roadrunner. rocket sled' WHERE chunk_index = 0")
+        found = conn.execute(
+            "SELECT c.chunk_index, t.tf FROM chunks c JOIN chunk_terms t ON t.chunk_id = c.id "
+            "WHERE c.tsv @@ to_tsquery('english', 'roadrunner') AND t.lexeme = 'roadrunn'"
+        ).fetchall()
+        assert found == [{"chunk_index": 0, "tf": 1}]
