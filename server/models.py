@@ -92,7 +92,10 @@ class Ranking(_Model):
 
 class Deduplication(_Model):
     is_duplicate: bool
-    similar_chunk_ids: list[int]
+    similar_chunk_ids: list[int] = Field(
+        description="the note's other matching chunks, behind its best one (group_by_note), "
+        "and chunks of the same text elsewhere"
+    )
 
 
 class SearchItem(_Model):
@@ -109,7 +112,11 @@ class SearchItem(_Model):
     chunk_snippet: str | None = None
     context_header: str | None = None
     chunk_text: str | None = None
-    similarity_score: float | None = None
+    similarity_score: float | None = Field(
+        None,
+        description="the vector arm's score: the chunk's cosine mixed with its note card's "
+        "(KB_SEARCH_NOTE_WEIGHT)",
+    )
     bm25_score: float | None = None
     score_type: str | None = None
     chunk_token_count: int | None = None

@@ -240,12 +240,19 @@ class GetLifecycle(Tool):
             raise InvalidGraphRequest("Give a vendor, a product, or within_days for the risk list.")
         answer = kg.lifecycle(args.vendor_name, args.product, version=args.version, as_of=day)
         cycles = [(p, c) for p in answer.products for c in p.cycles]
-        items = [cycle_item(p, c, mode) for p, c in cycles[offset : offset + args.page_size]]
+        page = cycles[offset : offset + args.page_size]
+        items = [cycle_item(p, c, mode) for p, c in page]
+        # the products of this page's cycles (and, on the first page, those with none):
+        # a vendor's whole product list can be more than any answer may hold
+        shown = {id(p): p for p, _ in page}
+        if offset == 0:
+            shown |= {id(p): p for p in answer.products if not p.cycles}
         head = {
             "vendor": answer.vendor,
             "as_of": answer.as_of.isoformat(),
             "version": version_dict(answer.version),
-            "products": [product_item(p, mode) for p in answer.products],
+            "product_count": len(answer.products),
+            "products": [product_item(p, mode) for p in answer.products if id(p) in shown],
         }
         message = None if cycles else "no release cycles in this vendor's notes"
         return self._page(

@@ -74,6 +74,11 @@ class SemanticSearch(Tool):
             None, ge=1, le=50, description="results per page; replaces top_k"
         )
         cursor: str | None = cursor_field()
+        group_by_note: bool = Field(
+            True,
+            description="one result per note, its other matching chunks listed behind it "
+            "(deduplication.similar_chunk_ids; default true); false: every matching chunk",
+        )
 
     def key(self, build: int, args: Arguments) -> Keyed:
         bound = self._request(args).bound
@@ -87,7 +92,15 @@ class SemanticSearch(Tool):
             mode,
             wanted,
             size,
-            digest({"q": args.query, "mode": mode, "fields": wanted, "size": size}),
+            digest(
+                {
+                    "q": args.query,
+                    "mode": mode,
+                    "fields": wanted,
+                    "size": size,
+                    "notes": args.group_by_note,
+                }
+            ),
         )
 
     def answer(self, call: Call, args: Arguments) -> Answer:
@@ -101,10 +114,14 @@ class SemanticSearch(Tool):
         cached_env = service.search_cache.get(answer_key, build)
         if cached_env is not None:
             return Answer(service.reuse(cached_env, call), True)
-        key = ("search", query)
+        key = ("search", query, args.group_by_note)
         found: SearchResult | None = service.search_cache.get(key, build)
         cache_hit = found is not None
         if found is None:
+            if args.group_by_note != search_settings.distinct_notes:
+                search_settings = search_settings.model_copy(
+                    update={"distinct_notes": args.group_by_note}
+                )
             found = ranked_hits(
                 query, db=service.search_pool, embedder=service.embedder, settings=search_settings
             )

@@ -181,6 +181,7 @@ SPEC: dict[str, dict[str, Param]] = {
         "fields": Param("strlist", nullable=True, hi=20),
         "page_size": Param("int", nullable=True, lo=1, hi=50),
         "cursor": Param("str", nullable=True, hi=1000),
+        "group_by_note": Param("bool"),
     },
     "find_vendor_info": {
         "vendor_name": NAME,
@@ -350,13 +351,15 @@ class Facts:
 
 
 def search_bound(args: dict[str, Any]) -> tuple[Any, ...]:
-    """What a search cursor is bound to: the query, mode, fields and page size."""
+    """What a search cursor is bound to: the query, mode, fields, page size and
+    whether results are one per note."""
     fields = args.get("fields")
     return (
         args["query"],
         args.get("response_mode") or "metadata",
         None if fields is None else tuple(dict.fromkeys(fields)),
         args.get("page_size") or args.get("top_k") or 10,
+        args.get("group_by_note", True),
     )
 
 
@@ -814,6 +817,7 @@ def strategies(facts: Facts) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
             "fields": (fields, False),
             "page_size": (small, False),
             "cursor": (cursors, False),
+            "group_by_note": (st.booleans(), False),
         },
         good_percent=90,
     )
@@ -826,8 +830,14 @@ def strategies(facts: Facts) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
             "cursor": draw(weighted((50, st.just(issued.token)), (50, cursors)))
         }
         if draw(st.booleans()):
-            key = draw(st.sampled_from(["query", "page_size", "top_k", "response_mode"]))
-            args[key] = draw({"query": queries, "response_mode": modes}.get(key, small))
+            key = draw(
+                st.sampled_from(["query", "page_size", "top_k", "response_mode", "group_by_note"])
+            )
+            args[key] = draw(
+                {"query": queries, "response_mode": modes, "group_by_note": st.booleans()}.get(
+                    key, small
+                )
+            )
         return args
 
     @st.composite

@@ -220,3 +220,12 @@ def test_a_cached_vendor_answer_is_not_served_the_next_day(
     assert days == ["2026-03-31", "2026-03-31", "2026-04-01"]
     hits = [a["execution_context"]["cache_hit"] for a in (first, again, tomorrow)]
     assert hits == [False, True, False], hits
+
+
+def test_a_page_lists_the_products_of_its_cycles_and_counts_them_all(sample: Harness) -> None:
+    """A vendor's whole product list can be more than an answer may hold (the largest
+    vendor's is): each page lists the products its cycles belong to."""
+    first = sample.call("get_lifecycle", vendor_name="Atlassian", as_of=AS_OF, page_size=1)
+    results = first["results"]
+    assert results["product_count"] == 2
+    assert [p["product"] for p in results["products"]] == [results["cycles"][0]["product"]]
