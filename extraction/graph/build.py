@@ -85,7 +85,7 @@ END_TYPES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "SUPPORTS": (frozenset({"ORG", "PERSON"}), frozenset({"PRODUCT"})),
 }
 #: A typed relationship from prose enters the graph only at this confidence or
-#: more (measured on the labelled vendor folders, see docs/vendor-graph.md);
+#: more (measured on the labelled vendor folders, see docs/building-the-graph.md);
 #: structural facts carry their own, higher confidence.
 MIN_CONFIDENCE: dict[str, float] = {
     "WORKS_FOR": 0.4,
