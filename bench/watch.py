@@ -55,6 +55,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench import bench_parser, bench_queries, machine, write_report
+from bench.rebuild import rebuild
 from evals.corpus import checked_corpus, default_corpus
 from search.metrics import percentile
 from sql.database import Database, named_database, server_conninfo
@@ -305,26 +306,7 @@ def measure_switches(
             else:
                 watcher.stop()
                 _switch(corpus, staged, versions)
-                start = time.perf_counter()
-                proc = subprocess.run(
-                    [
-                        sys.executable,
-                        "-m",
-                        "extraction",
-                        "rebuild-graph",
-                        str(corpus),
-                        "--json",
-                        "--quiet",
-                    ],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    check=False,
-                )
-                took = time.perf_counter() - start
-                if proc.returncode != 0:
-                    raise SystemExit(f"rebuild-graph failed: {proc.stderr[-3000:]}")
-                report = json.loads(proc.stdout)
+                took, report = rebuild(corpus, env)
                 assert report["documents"]["changed"] == 200, report["documents"]
                 out.append(
                     {

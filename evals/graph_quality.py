@@ -29,7 +29,7 @@ tuning run never reads the holdout folders' results.
 The scoring is pure (:func:`score_folder`); :func:`read_folder` reads what the
 knowledge base holds for a folder.
 
-The module is long (about 680 lines) because the scoring rules above, the splits, the
+The module is long (about 690 lines) because the scoring rules above, the splits, the
 reading of a folder and the report's tables follow one another and share the matching
 of names.
 """

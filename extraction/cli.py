@@ -3,6 +3,10 @@
 Every failure a user can cause (bad path, unreachable database, wrong model,
 bad environment variable) ends in one ``error:`` line naming what to fix and a
 non-zero exit code; tracebacks are for bugs only.
+
+The module is long (about 520 lines) because it holds the arguments, help and one-line
+errors of every command of ``python -m extraction``; what each command does lives in
+:mod:`extraction.rebuild`.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 from pydantic import ValidationError
@@ -29,6 +34,9 @@ from sql.cli import (
 
 #: Longest text ``extract`` takes: spaCy's ``nlp.max_length`` (longer texts raise).
 EXTRACT_MAX_CHARS = 1_000_000
+
+if TYPE_CHECKING:  # imported where used: --help stays fast
+    from search.embedder import EmbeddingSettings
 
 
 def _environment_help() -> str:
@@ -243,15 +251,12 @@ def _build_id(text: str) -> int:
     return int(text)
 
 
-def _cmd_build(args: argparse.Namespace) -> int:
-    from extraction.notes.corpus import CorpusError
-    from extraction.rebuild.pipeline import Rebuilder, RebuildError
-    from extraction.rebuild.progress import RichProgress
-    from extraction.rebuild.report import render_build_report
-    from extraction.settings import ExtractionSettings
+def _settings_and_path(
+    args: argparse.Namespace,
+) -> tuple[ExtractionSettings, EmbeddingSettings, Path]:
+    """The settings a build reads, and the notes it reads (the command's PATH, else
+    KB_CORPUS, else the bundled sample); a bad setting or a missing path is a usage error."""
     from search.embedder import EmbeddingSettings
-    from search.errors import EmbeddingConfigError
-    from sql import DatabaseError
 
     try:
         settings = ExtractionSettings()
@@ -261,6 +266,18 @@ def _cmd_build(args: argparse.Namespace) -> int:
     path: Path = args.path or settings.corpus or BUNDLED_SAMPLE
     if not path.exists():
         raise CliError(f"{path}: no such file or folder", EXIT_USAGE)
+    return settings, embedding, path
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from extraction.notes.corpus import CorpusError
+    from extraction.rebuild.pipeline import Rebuilder, RebuildError
+    from extraction.rebuild.progress import RichProgress
+    from extraction.rebuild.report import render_build_report
+    from search.errors import EmbeddingConfigError
+    from sql import DatabaseError
+
+    settings, embedding, path = _settings_and_path(args)
     console = Console(stderr=True)
     db = open_configured_database()
     try:
@@ -288,18 +305,10 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 
     from extraction.rebuild.pipeline import Rebuilder
     from extraction.rebuild.watch import Batch, Watcher, stop_on_signals
-    from search.embedder import EmbeddingSettings
     from search.errors import EmbeddingConfigError
     from sql import DatabaseError
 
-    try:
-        settings = ExtractionSettings()
-        embedding = EmbeddingSettings()
-    except ValidationError as exc:
-        raise settings_error(exc) from None
-    path: Path = args.path or settings.corpus or BUNDLED_SAMPLE
-    if not path.exists():
-        raise CliError(f"{path}: no such file or folder", EXIT_USAGE)
+    settings, embedding, path = _settings_and_path(args)
     if not path.is_dir():
         raise CliError(
             f"{path}: watch follows a folder (a corpus, its vendors/ folder or one vendor "

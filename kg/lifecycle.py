@@ -4,6 +4,10 @@ from the notes), answered as of a date with :mod:`kg.support`: products resolved
 loosely by name, every cycle with its status, the cycle of a version, and the ends of
 support across vendors in a window (``eol-risk``). Plain reads on a connection the
 caller holds (:meth:`kg.store.KnowledgeGraph.snapshot` gives one).
+
+The module is long (about 550 lines) because resolving a product, answering its cycles
+and writing the answers as JSON for the tools share the same value classes; the status
+rules are :mod:`kg.support`, the version rules :mod:`kg.versions`.
 """
 
 from __future__ import annotations

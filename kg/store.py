@@ -26,6 +26,10 @@ In a notebook::
     kg = KnowledgeGraph.open()          # DATABASE_URL or the embedded server
     kg.statistics("Microsoft Corp")     # resolves to 'Microsoft'
     kg.capped("Microsoft").entities[:5]
+
+The module is long (about 570 lines) because :class:`KnowledgeGraph` is the one entry
+point of ``kg``: every question opens its snapshot and caches here, and hands the work
+to the module that owns it.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """The MCP server: tools and resources over :class:`~server.service.Service`.
 
-Built by :func:`create_server` from settings; the service (pool, models,
-caches) lives for the server's lifespan. Every tool is registered in one loop
-from its declaration (:mod:`server.tools`, :mod:`server.registry`). Tool inputs
-are validated strictly before anything runs: wrong types, unknown or missing
-parameters, text that is not valid Unicode (lone surrogates) and out-of-range
-values get INVALID_PARAMS naming what to change (a query over 500 characters
-gets QUERY_TOO_LONG). Every answer is the envelope, as structured content
-(matching the published output schema) and as JSON text.
+Built by :func:`create_server` from settings; the service (pool, models, caches)
+lives for the server's lifespan. Every tool is registered in one loop from its
+declaration (:mod:`server.tools`, :mod:`server.registry`), which also checks a call's
+arguments strictly before anything runs (INVALID_PARAMS naming what to change). Every
+answer is the envelope, as structured content and as JSON text.
 """
 
 from __future__ import annotations
@@ -27,6 +24,7 @@ from server.errors import ToolFailure
 from server.explorer import ExplorerConfig, explorer_routes
 from server.models import lean_schema
 from server.registry import checked_arguments, given, sdk_function, tool_class
+from server.resources import register_resources
 from server.service import Outcome, Service
 from server.settings import ServerSettings
 from server.stdio import event_loop_stdio
@@ -40,7 +38,8 @@ INSTRUCTIONS = """\
 Vendor knowledge: hybrid search over a business's vendor notes and a per-vendor knowledge graph.
 Start light and fetch more only for what matters: semantic_search in ids_only or metadata mode,
 then get_chunk for the best few in full; find_vendor_info in metadata mode, then preview or full.
-Support questions (is a version still supported, what reaches end of life when): get_lifecycle.
+Support questions (is a version still supported, what reaches end of life when): get_lifecycle;
+for the software in use (components with package URLs or names, and versions): check_components.
 Vendor names are resolved loosely (case, legal suffixes, typos); an ambiguous name returns the
 candidates to choose from."""
 
@@ -230,31 +229,7 @@ def create_server(
             structured_output=True,
         )
 
-    @mcp.resource("vendor://{name}", mime_type="application/json")
-    async def vendor_resource(name: str) -> str:
-        """A vendor's statistics (find_vendor_info in metadata mode)."""
-        service = holder.service
-        assert service is not None
-        key = service.settings.api_key.get_secret_value() if service.settings.api_key else None
-        env, _ = await anyio.to_thread.run_sync(
-            lambda: service.call(
-                "find_vendor_info", key, {"vendor_name": name, "response_mode": "metadata"}
-            )
-        )
-        return dumps(env)
-
-    @mcp.resource("chunk://{chunk_id}", mime_type="application/json")
-    async def chunk_resource(chunk_id: str) -> str:
-        """One chunk in full (get_chunk)."""
-        service = holder.service
-        assert service is not None
-        key = service.settings.api_key.get_secret_value() if service.settings.api_key else None
-        if not chunk_id.isdigit():
-            raise ValueError(f"chunk ids are positive integers, not {chunk_id!r}")
-        env, _ = await anyio.to_thread.run_sync(
-            lambda: service.call("get_chunk", key, {"chunk_id": int(chunk_id)})
-        )
-        return dumps(env)
+    register_resources(mcp, lambda: holder.service)
 
     for path, methods, endpoint in explorer_routes(
         mcp,

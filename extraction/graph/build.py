@@ -22,6 +22,10 @@ chunks of its other evidence.
 The name rules (:mod:`extraction.graph.naming`), the notes' structure
 (:mod:`extraction.graph.note_edges`) and the data (:mod:`extraction.graph.model`) live
 apart; :func:`build_vendor_graph` runs its named passes in order.
+
+The module is long (about 520 lines) because the passes of :func:`build_vendor_graph`
+read one vendor's mentions together and share its entity table; the names, the notes'
+structure, the data and the cycle breaking already live apart.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ offered to the relation classifier as guessed mentions (never as entities).
 
 Nothing spaCy-typed leaves this module: callers get
 :class:`~extraction.models.ExtractionResult`.
+
+The module is long (about 530 lines) because the pipeline's set-up, the per-text seeds
+and the mapping of spaCy's spans to plain data are one pass over a ``Doc``, which must
+not leave this module.
 """
 
 from __future__ import annotations

@@ -51,121 +51,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
-from spacy.matcher import DependencyMatcher
 from spacy.tokens import Doc, Span, Token
-from spacy.vocab import Vocab
 
 from extraction.names import has_org_word
-from extraction.nlp.coref import Mention, token_owner
-from extraction.nlp.relation_words import PRODUCT_NOUNS
-
-#: Words of each rule's trigger (lower case: the lemmatizer is off).
-BUILD_ON = frozenset(
-    """
-    built build builds building based base bases relies rely relying depends depend depending
-    layered sits sit
-    """.split()  # noqa: SIM905
+from extraction.nlp.coref import Mention
+from extraction.nlp.pattern_ends import (
+    MODIFIERS,
+    Ends,
+    guessed_other,
+    lists_things,
+    modifier_words,
 )
-RUN = frozenset(["runs", "run", "running"])
-DERIVE = frozenset(["forked", "derived", "ported", "spun", "branched"])
-BASE_NOUNS = frozenset(
-    """
-    fork forks derivative derivatives clone port variant flavor flavour build builds distribution
-    distributions distro rebuild respin implementation reimplementation superset version edition
-    downstream
-    """.split()  # noqa: SIM905
-)
-#: Nouns of a derived thing named after its base ("a Linux distribution"); not
-#: "edition" or "version", which name a variant ("the Go edition", "Community version").
-DERIVED_KINDS = frozenset(
-    """
-    distribution distributions distro derivative fork build rebuild respin spin port clone
-    flavor flavour variant downstream
-    """.split()  # noqa: SIM905
-)
-#: Nouns of a kind of product a name can stand in front of ("the MeeGo operating system").
-_KIND_NOUNS = (PRODUCT_NOUNS | frozenset(["system"])) - frozenset(["distribution", "distributions"])
-#: Nouns of what extends a platform, in "X, a <noun> for Y" ("a controller for
-#: Kubernetes", "a compiler for Clojure"); not what merely targets one ("a desktop
-#: environment for Linux", "a language for the JVM", "a suite for Windows").
-FOR_NOUNS = frozenset(
-    """
-    tool tools controller controllers operator operators plugin plugins plug-in extension
-    extensions addon add-on addons add-ons driver drivers provider providers wrapper binding
-    bindings implementation system autoscaler framework library module modules sdk compiler
-    transpiler port manager dashboard gateway proxy registry agent orchestrator scheduler
-    engine platform service distribution runtime toolkit
-    """.split()  # noqa: SIM905
-)
-#: Participles of "X is designed for Y".
-MADE_FOR = frozenset(
-    ["designed", "built", "made", "intended", "tailored", "optimized", "optimised"]
-)
-USE_AS_NOUNS = frozenset(
-    """
-    engine runtime backend back-end base foundation kernel core store database storage layer
-    proxy balancer server
-    """.split()  # noqa: SIM905
-)
-USE = frozenset(["uses", "use", "used", "using", "deploys", "deploying", "deploy"])
-MADE_BY = frozenset(
-    """
-    developed created maintained managed made designed written authored built published produced
-    released launched sponsored stewarded governed hosted incubated started invented founded
-    co-created co-developed originated
-    """.split()  # noqa: SIM905
-)
-MAKER_VERBS = frozenset(
-    """
-    developed develops created creates released releases launched launches introduced introduces
-    designed designs built builds wrote writes published publishes maintains maintained
-    produces produced invented
-    """.split()  # noqa: SIM905
-)
-PROJECT_NOUNS = frozenset(["project", "projects", "subproject", "part", "member", "product"])
-ACQUIRE = frozenset(["acquired", "acquires", "acquire", "bought", "buys", "purchased", "purchases"])
-#: Words that make support something sold ("commercial support", "Extended support");
-#: "long-term support" alone is a release phase.
-SUPPORT_KINDS = frozenset(
-    ["commercial", "extended", "paid", "premium", "enterprise", "professional", "third-party"]
-)
-OFFER_VERBS = frozenset(
-    """
-    provides provide provided offers offer offered sells sell sold available obtained purchased
-    purchase
-    """.split()  # noqa: SIM905
-)
-PROVIDER_PREPS = frozenset(["through", "from", "via", "by", "at"])
-#: Plain nouns that stand for the names around them ("Kubernetes clusters").
-GENERIC = frozenset(
-    """
-    clusters cluster workloads workload applications application apps app projects project
-    environments environment language languages platform platforms engine engines runtime
-    framework frameworks library libraries version versions release releases branches branch
-    partners partner initiative program programme providers provider team community systems
-    system servers server services service specification standard standards stack ecosystem
-    architecture kernel jvm
-    """.split()  # noqa: SIM905
-)
-EMBED = frozenset(["embeds", "embed", "embedding", "embedded", "bundles", "bundling"])
-_PRONOUNS = frozenset(["it", "this"])
-#: Dependencies climbed from a trigger to what its phrase is about.
-_UP = frozenset(
-    """
-    acl appos relcl amod compound nmod attr acomp oprd conj xcomp ccomp prep pobj pcomp
-    """.split()  # noqa: SIM905
-)
-_MAX_CLIMB = 8
-#: Longest sentence the patterns read (longer: a list or a table, not prose).
-MAX_SENTENCE_TOKENS = 250
-_NOMINAL = frozenset(["NOUN", "PROPN", "PRON", "X"])
-#: Nouns of organisations: "a Seattle-based company" says where, not what on.
-_ORG_NOUNS = frozenset(
-    """
-    company companies firm startup start-up organization organisation group team studio
-    """.split()  # noqa: SIM905
+from extraction.nlp.pattern_rules import (
+    MAX_SENTENCE_TOKENS,
+    OFFER_VERBS,
+    ORG_NOUNS,
+    PATTERNS,
+    PROVIDER_PREPS,
+    SUPPORT_KINDS,
+    TRIGGERS,
+    matcher_for,
 )
 
 
@@ -181,520 +87,6 @@ class PatternFound:
     detail: str = ""
 
 
-def _any(words: frozenset[str]) -> dict[str, object]:
-    return {"LOWER": {"IN": sorted(words)}}
-
-
-def _prep(words: Sequence[str]) -> dict[str, object]:
-    return {"DEP": "prep", "LOWER": {"IN": list(words)}}
-
-
-def _node(left: str, rel: str, right: str, attrs: dict[str, object]) -> dict[str, object]:
-    return {"LEFT_ID": left, "REL_OP": rel, "RIGHT_ID": right, "RIGHT_ATTRS": attrs}
-
-
-def _trigger(attrs: dict[str, object]) -> dict[str, object]:
-    return {"RIGHT_ID": "trigger", "RIGHT_ATTRS": attrs}
-
-
-#: Rule name -> (relation type, dependency patterns). Node ``trigger`` anchors the
-#: phrase; ``tgt`` is the end in the trigger's slot, ``src`` the other end when the
-#: pattern names it (else it is what the trigger's phrase is about); ``inverse``
-#: patterns put the slot's end first ("used as the store *by X*").
-PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
-    "based_on": (
-        "BASED_ON",
-        [
-            [
-                _trigger(_any(BUILD_ON)),
-                _node("trigger", ">", "prep", _prep(["on", "upon", "atop", "off"])),
-                _node("prep", ">", "tgt", {"DEP": "pobj", "LOWER": {"NOT_IN": ["top"]}}),
-            ],
-            [  # "binaries built with the Eclipse OpenJ9 JVM"
-                _trigger({"LOWER": {"IN": ["built", "build", "builds"]}}),
-                _node("trigger", ">", "prep", _prep(["with"])),
-                _node("prep", ">", "tgt", {"DEP": "pobj"}),
-            ],
-            [  # "built on top of Y"
-                _trigger(_any(BUILD_ON)),
-                _node("trigger", ">", "prep", _prep(["on", "upon"])),
-                _node("prep", ">", "top", {"DEP": "pobj", "LOWER": "top"}),
-                _node("top", ">", "of", _prep(["of"])),
-                _node("of", ">", "tgt", {"DEP": "pobj"}),
-            ],
-            [  # "a (software) dependency on Y"
-                _trigger({"LOWER": {"IN": ["dependency", "dependencies"]}}),
-                _node("trigger", ">", "prep", _prep(["on", "upon"])),
-                _node("prep", ">", "tgt", {"DEP": "pobj"}),
-            ],
-            [  # "based off of GNOME 3"
-                _trigger({"LOWER": "based"}),
-                _node("trigger", ">", "prep", _prep(["off"])),
-                _node("prep", ">", "of", _prep(["of"])),
-                _node("of", ">", "tgt", {"DEP": "pobj"}),
-            ],
-        ],
-    ),
-    "runs_on": (
-        "BASED_ON",
-        [
-            [  # "Clojure runs on JVM", "capable of running on top of TensorFlow"
-                _trigger(_any(RUN)),
-                _node("trigger", ">", "prep", _prep(["on", "atop"])),
-                _node("prep", ">", "tgt", {"DEP": "pobj", "LOWER": {"NOT_IN": ["top"]}}),
-            ],
-            [
-                _trigger(_any(RUN)),
-                _node("trigger", ">", "prep", _prep(["on"])),
-                _node("prep", ">", "top", {"DEP": "pobj", "LOWER": "top"}),
-                _node("top", ">", "of", _prep(["of"])),
-                _node("of", ">", "tgt", {"DEP": "pobj"}),
-            ],
-        ],
-    ),
-    "derived": (
-        "BASED_ON",
-        [
-            [
-                _trigger(_any(DERIVE)),
-                _node("trigger", ">", "prep", _prep(["from", "off"])),
-                _node("prep", ">", "tgt", {"DEP": "pobj"}),
-            ]
-        ],
-    ),
-    "base_noun": (
-        "BASED_ON",
-        [
-            [
-                _trigger({**_any(BASE_NOUNS), "DEP": {"IN": ["attr", "appos", "ROOT", "oprd"]}}),
-                _node("trigger", ">", "prep", _prep(["of"])),
-                _node("prep", ">", "tgt", {"DEP": "pobj"}),
-            ],
-            [  # "a Linux distribution", "a community-driven Debian derivative"
-                _trigger({**_any(DERIVED_KINDS), "DEP": {"IN": ["attr", "appos", "oprd"]}}),
-                _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
-            ],
-        ],
-    ),
-    "embeds": (
-        "BASED_ON",
-        [
-            [  # "By embedding Chromium and Node.js into its binary, Electron ..."
-                _trigger({**_any(EMBED), "POS": "VERB"}),
-                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
-            ]
-        ],
-    ),
-    "powered": (
-        "BASED_ON",
-        [
-            [
-                _trigger({"LOWER": "powered"}),
-                _node("trigger", ">", "by", {"DEP": {"IN": ["agent", "prep"]}, "LOWER": "by"}),
-                _node("by", ">", "tgt", {"DEP": "pobj"}),
-            ]
-        ],
-    ),
-    "uses_as": (
-        "BASED_ON",
-        [
-            [  # "X uses Y as its engine"
-                _trigger({**_any(USE), "POS": "VERB"}),
-                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
-                _node("trigger", ">", "as", _prep(["as"])),
-                _node("as", ">", "role", {"DEP": "pobj", **_any(USE_AS_NOUNS)}),
-            ],
-            [  # "Y is used as the backing store by X"
-                _trigger({"LOWER": "used"}),
-                _node("trigger", ">", "tgt", {"DEP": "nsubjpass"}),
-                _node("trigger", ">", "as", _prep(["as"])),
-                _node("as", ">", "role", {"DEP": "pobj", **_any(USE_AS_NOUNS)}),
-                _node("trigger", ">>", "by", {"DEP": {"IN": ["agent", "prep"]}, "LOWER": "by"}),
-                _node("by", ">", "src", {"DEP": "pobj"}),
-            ],
-        ],
-    ),
-    "y_based": (
-        "BASED_ON",
-        [
-            [  # "a Kubernetes-based platform": based <-amod- platform; Kubernetes -> based
-                _trigger({"LOWER": "based", "DEP": "amod"}),
-                _node("trigger", ">", "tgt", {"DEP": {"IN": ["npadvmod", "compound", "nmod"]}}),
-            ]
-        ],
-    ),
-    "for_noun": (
-        "BASED_ON",
-        [
-            [
-                _trigger({**_any(FOR_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
-                _node("trigger", ">", "prep", _prep(["for"])),
-                _node("prep", ">", "tgt", {"DEP": "pobj"}),
-            ],
-            [  # "a tool for keeping Kubernetes clusters in sync"
-                _trigger({**_any(FOR_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
-                _node("trigger", ">", "prep", _prep(["for"])),
-                _node("prep", ">", "doing", {"DEP": "pcomp", "TAG": "VBG"}),
-                _node("doing", ">", "tgt", {"DEP": "dobj"}),
-            ],
-            [  # "an engine for orchestrating parallel jobs on Kubernetes"
-                _trigger({**_any(FOR_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
-                _node("trigger", ">", "prep", _prep(["for"])),
-                _node("prep", ">", "doing", {"DEP": "pcomp", "TAG": "VBG"}),
-                _node("doing", ">>", "on", _prep(["on", "in"])),
-                _node("on", ">", "tgt", {"DEP": "pobj"}),
-            ],
-            [  # "a clustering system for horizontal scaling of MySQL"
-                _trigger({**_any(FOR_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
-                _node("trigger", ">", "prep", _prep(["for"])),
-                _node("prep", ">", "what", {"DEP": "pobj", "POS": "NOUN"}),
-                _node("what", ">", "of", _prep(["of"])),
-                _node("of", ">", "tgt", {"DEP": "pobj"}),
-            ],
-            [  # "a policy engine designed for Kubernetes"
-                _trigger({**_any(MADE_FOR), "TAG": "VBN"}),
-                _node("trigger", ">", "prep", _prep(["for"])),
-                _node("prep", ">", "tgt", {"DEP": "pobj"}),
-            ],
-        ],
-    ),
-    "made_by": (
-        "PRODUCES",
-        [
-            [
-                _trigger({**_any(MADE_BY), "TAG": "VBN"}),
-                _node("trigger", ">", "by", {"DEP": {"IN": ["agent", "prep"]}, "LOWER": "by"}),
-                _node("by", ">", "tgt", {"DEP": "pobj"}),
-            ],
-            [  # "a software tool by HashiCorp", "a managed database service from Microsoft"
-                _trigger({**_any(PRODUCT_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
-                _node("trigger", ">", "by", _prep(["by", "from"])),
-                _node("by", ">", "tgt", {"DEP": "pobj"}),
-            ],
-        ],
-    ),
-    "maker_verb": (
-        "PRODUCES",
-        [
-            [
-                _trigger({**_any(MAKER_VERBS), "POS": "VERB", "TAG": {"NOT_IN": ["VBN"]}}),
-                _node("trigger", ">", "src", {"DEP": "nsubj"}),
-                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
-            ]
-        ],
-    ),
-    "project_of": (
-        "PRODUCES",
-        [
-            [
-                _trigger({**_any(PROJECT_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
-                _node("trigger", ">", "prep", _prep(["of"])),
-                _node("prep", ">", "tgt", {"DEP": "pobj"}),
-            ],
-            [  # "X is a CNCF project"
-                _trigger(
-                    {"LOWER": {"IN": ["project", "subproject"]}, "DEP": {"IN": ["attr", "appos"]}}
-                ),
-                _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
-            ],
-        ],
-    ),
-    "poss": (
-        "PRODUCES",
-        [
-            [  # the possessive marker anchors it: a rare word, where a proper noun is not
-                _trigger({"LOWER": {"IN": ["'s", "’s"]}, "DEP": "case"}),
-                _node("trigger", "<", "tgt", {"DEP": "poss", "POS": "PROPN"}),
-                _node("tgt", "<", "owned", {"POS": "PROPN"}),
-            ]
-        ],
-    ),
-    "acquired": (
-        "ACQUIRED",
-        [
-            [
-                _trigger({**_any(ACQUIRE), "POS": "VERB", "TAG": {"NOT_IN": ["VBN"]}}),
-                _node("trigger", ">", "src", {"DEP": "nsubj"}),
-                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
-            ],
-            [
-                _trigger({**_any(ACQUIRE), "TAG": "VBN"}),
-                _node("trigger", ">", "by", {"DEP": {"IN": ["agent", "prep"]}, "LOWER": "by"}),
-                _node("by", ">", "src", {"DEP": "pobj"}),
-            ],
-            [
-                _trigger({"LOWER": {"IN": ["acquisition", "purchase", "takeover"]}}),
-                _node("trigger", ">", "of", _prep(["of"])),
-                _node("of", ">", "tgt", {"DEP": "pobj"}),
-                _node("trigger", ">", "src", {"DEP": "poss"}),
-            ],
-            [
-                _trigger({"LOWER": {"IN": ["acquisition", "purchase", "takeover"]}}),
-                _node("trigger", ">", "of", _prep(["of"])),
-                _node("of", ">", "tgt", {"DEP": "pobj"}),
-                _node("trigger", ">", "by", {"DEP": "prep", "LOWER": "by"}),
-                _node("by", ">", "src", {"DEP": "pobj"}),
-            ],
-        ],
-    ),
-    "support": (
-        "SUPPORTS",
-        [[_trigger({"LOWER": "support", "POS": {"IN": ["NOUN", "PROPN"]}})]],
-    ),
-}
-
-
-@lru_cache(maxsize=64)
-def _matcher(vocab: Vocab, rules: frozenset[str]) -> DependencyMatcher:
-    """One matcher for the patterns of ``rules``, each under its own key (``rule#k``), so
-    a match says which pattern's nodes its tokens are."""
-    matcher = DependencyMatcher(vocab, validate=True)
-    for name in sorted(rules):
-        for k, pattern in enumerate(PATTERNS[name][1]):
-            matcher.add(f"{name}#{k}", [pattern])
-    return matcher
-
-
-def _trigger_words(patterns: list[list[dict[str, object]]]) -> frozenset[str]:
-    """The words a rule's patterns anchor on (their first node's ``LOWER``)."""
-    words: set[str] = set()
-    for pattern in patterns:
-        attrs = pattern[0]["RIGHT_ATTRS"]
-        lower = attrs.get("LOWER") if isinstance(attrs, dict) else None
-        if isinstance(lower, str):
-            words.add(lower)
-        elif isinstance(lower, dict) and isinstance(lower.get("IN"), list):
-            words.update(str(w) for w in lower["IN"])
-    return frozenset(words)
-
-
-#: Each rule's trigger words: a text without one of them is not matched for the rule
-#: (spaCy's matcher tries every token against every node of every pattern it holds).
-TRIGGERS: dict[str, frozenset[str]] = {
-    name: _trigger_words(patterns) for name, (_, patterns) in PATTERNS.items()
-}
-
-
-class _Ends:
-    """Who a token of the parse names: a mention, the note's subject for "It", or
-    the names a plain noun stands for; with the names coordinated to it."""
-
-    def __init__(self, doc: Doc, mentions: Sequence[Mention], subject: str | None) -> None:
-        self.doc = doc
-        self.named = [m for m in mentions if not (m.pronoun or m.guessed)]
-        self.owner = token_owner(doc, self.named)
-        # proper-noun runs the model did not tag: only a product slot makes them names
-        self.guessed = [m for m in mentions if m.guessed and not m.pronoun]
-        self.guessed_owner = token_owner(doc, self.guessed)
-        self.subject = subject
-
-    def at(self, tok: Token, guessed: bool = False) -> Mention | None:
-        k = self.owner[tok.i]
-        if k >= 0:
-            return self.named[k]
-        if self.subject and tok.lower_ in _PRONOUNS and tok.dep_ in ("nsubj", "nsubjpass"):
-            return Mention(self.doc[tok.i : tok.i + 1], "PRODUCT", self.subject, pronoun=True)
-        if guessed and (g := self.guessed_owner[tok.i]) >= 0:
-            m = self.guessed[g]
-            # not the head of a longer name ("JVM" of "the Eclipse OpenJ9 JVM")
-            if not any(c.dep_ in _MODIFIERS and c.text[:1].isupper() for c in m.span.root.children):
-                return Mention(m.span, "PRODUCT", m.canonical, guessed=True)
-        return None
-
-    def names(self, tok: Token, *, inside: bool = True, guessed: bool = False) -> list[Mention]:
-        """The mentions ``tok`` names: its own, or (``inside``) those of the plain noun
-        it is, with every name coordinated to it; ``guessed`` (a product slot) takes
-        proper-noun runs the model missed as products ("runs on JVM")."""
-        first = self._one(tok, inside, guessed)
-        out: list[Mention] = []
-        seen: set[tuple[int, int]] = set()
-        # the coordinated names count even where the first is no mention ("V8, Rust")
-        for head in [tok, *(m.span.root for m in first)]:
-            for t in (head, *_conjuncts(head)):
-                for m in self._one(t, inside, guessed) if t is not tok else first:
-                    if (m.span.start, m.span.end) not in seen:
-                        seen.add((m.span.start, m.span.end))
-                        out.append(m)
-        return out
-
-    def _one(self, tok: Token, inside: bool, guessed: bool = False) -> list[Mention]:
-        found = self.at(tok)
-        if found is not None:
-            return [found]
-        inner = self._inside(tok) if inside else []
-        if inner:
-            return inner
-        # a run the model missed, after the names a plain noun holds ("the Eclipse
-        # OpenJ9 JVM" is OpenJ9's)
-        found = self.at(tok, guessed) if guessed else None
-        return [found] if found is not None else []
-
-    def _inside(self, tok: Token) -> list[Mention]:
-        """The names a plain noun stands for."""
-        if tok.pos_ not in ("NOUN", "PROPN") or tok.lower_ not in GENERIC | FOR_NOUNS:
-            return []
-        # "ESLint's partners, Tidelift and HeroDevs": the names in apposition
-        for child in tok.children:
-            if child.dep_ == "appos" and (m := self.at(child)) is not None:
-                return [m]
-        # "bare metal Kubernetes clusters", "the Ruby language", "V8 JavaScript engine":
-        # the leftmost name modifying the noun, its owner only when nothing else does
-        # ("Debian's architecture"; not "Chrome's" V8 engine)
-        modifiers = [
-            m
-            for child in tok.children
-            if child.dep_ in _MODIFIERS
-            for t in _modifier_words(child)
-            if (m := self.at(t))
-        ]
-        # a name that runs on into an unknown word is not that name ("Eclipse" of
-        # "the Eclipse OpenJ9 JVM")
-        modifiers = [m for m in modifiers if not self._runs_on(m, tok)]
-        if not modifiers:
-            modifiers = [m for c in tok.children if c.dep_ == "poss" and (m := self.at(c))]
-        if modifiers:
-            # a product before an owner ("the Eclipse OpenJ9 JVM" is OpenJ9)
-            products = [m for m in modifiers if m.label == "PRODUCT"] or modifiers
-            return [min(products, key=lambda m: m.span.start)]
-        # "versions of Keycloak", "API standards like OpenAPI"
-        for child in tok.children:
-            if child.dep_ == "prep" and child.lower_ in ("of", "like"):
-                for pobj in child.children:
-                    if pobj.dep_ == "pobj" and (m := self.at(pobj)) is not None:
-                        return [m]
-        return []
-
-    def _named_kind(self, noun: Token) -> Mention | None:
-        """The name of a definite noun phrase made of a name and a kind of thing ("the
-        MeeGo operating system"); an indefinite one ("a PHP framework") only
-        describes, and what modifies it is no product."""
-        if (
-            self.owner[noun.i] >= 0
-            or noun.lower_ not in _KIND_NOUNS
-            or not any(c.dep_ == "det" and c.lower_ == "the" for c in noun.children)
-        ):
-            return None  # not "the modern Jamstack era", not "the Linux distribution"
-        names = [
-            m
-            for c in noun.children
-            if c.dep_ in ("compound", "nmod") and (m := self.at(c)) is not None and not m.pronoun
-        ]
-        return names[0] if len(names) == 1 else None
-
-    def _runs_on(self, m: Mention, head: Token) -> bool:
-        end = m.span.end
-        if end >= len(self.doc) or end == head.i:
-            return False
-        nxt = self.doc[end]
-        return nxt.i < head.i and self.owner[nxt.i] < 0 and nxt.text[:1].isupper()
-
-    def about(self, trigger: Token, product: bool = False) -> list[Mention]:
-        """What the trigger's phrase is about: the subject of its clause, the noun it
-        modifies or stands in apposition to, or the subject of the copula it completes.
-        With ``product``, a name the model alone typed as something else is a
-        description on the way, not the end ("a Kubernetes-based Event Driven
-        Autoscaler" is KEDA)."""
-        tok = trigger
-        for _ in range(_MAX_CLIMB):
-            # a plain noun on the way is the product's kind, and what modifies it is
-            # not the product ("a PHP framework developed by X": X did not make PHP)
-            nominal = tok.pos_ in _NOMINAL or self.owner[tok.i] >= 0
-            found = self.names(tok, inside=False) if tok is not trigger and nominal else []
-            if found and not (product and all(_guessed_other(m) for m in found)):
-                return found
-            subjects = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")]
-            relative = bool(subjects) and subjects[0].tag_ in ("WDT", "WP")
-            if subjects and not (relative and tok.dep_ == "relcl"):
-                return self.names(subjects[0], inside=False)
-            if tok.dep_ == "appos":
-                # an appositive describes the name it stands beside ("OpenOffice.org, an
-                # open-sourced version of StarOffice"): no name there, no relation
-                host_names = self.names(tok.head, inside=False)
-                return host_names if host_names else []
-            if tok.dep_ == "acl" and (named := self._named_kind(tok.head)) is not None:
-                return [named]  # "the MeeGo operating system made by Nokia" is MeeGo
-            if (
-                tok.dep_ in ("relcl", "acl")
-                and tok.head.dep_ == "pobj"
-                and not (self.names(tok.head, inside=False))
-            ):
-                return []  # "the next step for sites running on Drupal 7": the sites'
-            if tok.dep_ in ("relcl", "acl"):
-                # "X, which was acquired by V", "a fork of Y that is managed by V";
-                # a clause on a name in a list or a phrase ("for Windows and MacOS made
-                # by Microsoft", "for Linux and other systems, which was based on GNOME")
-                # is about the noun the phrase belongs to
-                host = _host(tok.head)
-                if host is None:
-                    return []
-                tok = host
-                found = self.names(tok, inside=False)
-                if found and not (product and all(_guessed_other(m) for m in found)):
-                    return found
-                continue
-            if (
-                tok.dep_ in _UP
-                or (tok.dep_ == "advcl" and tok.tag_ == "VBN")
-                or (tok.dep_ == "dobj" and tok.head.lower_ in ("has", "have", "had"))
-            ):
-                # a participle in front is about the main clause's subject
-                # ("Published by Mojang, Minecraft is a game")
-                tok = tok.head
-            else:
-                return []
-            if tok.dep_ == "ROOT" and not any(
-                c.dep_ in ("nsubj", "nsubjpass") for c in tok.children
-            ):
-                return self.names(tok, inside=False)
-        return []
-
-
-def _host(noun: Token) -> Token | None:
-    """The noun a relative or participle clause on ``noun`` is about: ``noun`` itself,
-    unless it is one of a list or the object of a preposition inside a larger noun
-    phrase, then the noun that phrase belongs to."""
-    if noun.dep_ != "conj" and not any(c.dep_ == "conj" for c in noun.children):
-        return noun
-    tok = noun
-    for _ in range(_MAX_CLIMB):
-        if tok.dep_ in ("conj", "pobj", "prep"):
-            tok = tok.head
-        else:
-            return tok if tok.pos_ in ("NOUN", "PROPN") else None
-    return None
-
-
-def _guessed_other(m: Mention) -> bool:
-    """A name only the statistical model typed, as something other than a product."""
-    return m.label != "PRODUCT" and m.span.kb_id_ == "ner"
-
-
-_MODIFIERS = frozenset(["compound", "nmod", "amod"])
-
-
-def _modifier_words(tok: Token) -> Iterator[Token]:
-    """``tok`` and the words modifying it in turn ("V8" of "V8 JavaScript engine")."""
-    yield tok
-    for child in tok.children:
-        if child.dep_ in _MODIFIERS:
-            yield from _modifier_words(child)
-
-
-def _lists_things(tok: Token) -> bool:
-    """A list whose items include a common noun ("containers, Kubernetes and VMs")."""
-    items = [tok, *_conjuncts(tok)]
-    return len(items) > 1 and any(t.pos_ == "NOUN" for t in items)
-
-
-def _conjuncts(tok: Token) -> Iterator[Token]:
-    """Tokens coordinated to ``tok`` ("V8, Rust, and Tokio")."""
-    stack = [c for c in tok.children if c.dep_ == "conj"]
-    while stack:
-        t = stack.pop()
-        yield t
-        stack.extend(c for c in t.children if c.dep_ == "conj")
-
-
 def find_pattern_relations(
     doc: Doc, mentions: Sequence[Mention], subject: str | None = None
 ) -> list[PatternFound]:
@@ -705,7 +97,7 @@ def find_pattern_relations(
     """
     if not mentions and not subject:
         return []
-    ends = _Ends(doc, mentions, subject)
+    ends = Ends(doc, mentions, subject)
     if not ends.named:
         return []
     out: list[PatternFound] = []
@@ -746,7 +138,7 @@ def _matches(doc: Doc) -> Iterator[tuple[int, list[int]]]:
     rules = frozenset(name for name, triggers in TRIGGERS.items() if triggers & words)
     if not rules:
         return
-    matcher = _matcher(doc.vocab, rules)
+    matcher = matcher_for(doc.vocab, rules)
     sents = list(doc.sents) if doc.has_annotation("SENT_START") else [doc[:]]
     if all(len(s) <= MAX_SENTENCE_TOKENS for s in sents):
         yield from matcher(doc)
@@ -783,7 +175,7 @@ def _slot_typed(f: PatternFound) -> PatternFound:
 def _retyped(m: Mention, want: str) -> bool:
     """A slot's type wins over a run nobody typed or over the model's organisation or
     person; a place stays a place ("California-based")."""
-    return m.label != want and (m.guessed or (_guessed_other(m) and m.label != "LOCATION"))
+    return m.label != want and (m.guessed or (guessed_other(m) and m.label != "LOCATION"))
 
 
 def slot_typed_spans(found: Sequence[PatternFound]) -> dict[tuple[int, int], str]:
@@ -797,14 +189,14 @@ def slot_typed_spans(found: Sequence[PatternFound]) -> dict[tuple[int, int], str
     return out
 
 
-def _pairs(ends: _Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[PatternFound]:
+def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[PatternFound]:
     trigger = at["trigger"]
     if rule == "base_noun" and "prep" not in at:
         # "a Linux distribution": the product the derived thing is named after (not an
         # organisation the notes declare: "a Red Hat build" is Red Hat's, not based on it)
         named = [
             m
-            for t in _modifier_words(at["tgt"])
+            for t in modifier_words(at["tgt"])
             if (m := ends.at(t)) is not None
             and not m.pronoun
             and (m.label == "PRODUCT" or m.span.kb_id_ == "ner")
@@ -834,11 +226,11 @@ def _pairs(ends: _Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator
             noun = noun.head
         if (
             noun.dep_ not in ("attr", "appos", "ROOT")
-            or noun.lower_ in _ORG_NOUNS
+            or noun.lower_ in ORG_NOUNS
             or any(m.label == "LOCATION" for m in ends.names(at["tgt"]))
         ):
             return
-    if rule == "for_noun" and _lists_things(at["tgt"]):
+    if rule == "for_noun" and lists_things(at["tgt"]):
         return  # "a service mesh for containers, Kubernetes and VMs": targets, not a base
     if "doing" in at and at["tgt"].dep_ == "dobj" and ends.at(at["tgt"]) is not None:
         # "a tool for keeping Kubernetes clusters in sync" is Kubernetes's; "a tool for
@@ -866,7 +258,7 @@ def _pairs(ends: _Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator
                 yield PatternFound(rtype, rule, s, t, trigger.sent)
 
 
-def _support(ends: _Ends, support: Token) -> Iterator[PatternFound]:
+def _support(ends: Ends, support: Token) -> Iterator[PatternFound]:
     """SUPPORTS from a sentence that sells commercial or extended support: the
     provider in a "through / from / by V" slot of the offer (or the subject of
     "provides"), the product in its "for X" slot (else the note's subject)."""
@@ -947,7 +339,7 @@ def _same_maker(provider: str, product: str) -> bool:
     return bool(a) and bool(b) and a[0].strip(".,") == b[0].strip(".,")
 
 
-def _providers(ends: _Ends, pobj: Token) -> list[Mention]:
+def _providers(ends: Ends, pobj: Token) -> list[Mention]:
     """The sellers a "through / from / by" object names: the name itself, the owner of
     a named offering ("TuxCare's Endless Lifecycle Support"), the names around a plain
     noun ("the HeroDevs Never-Ending Support initiative", "partners, A and B")."""
@@ -961,8 +353,8 @@ def _providers(ends: _Ends, pobj: Token) -> list[Mention]:
         named = [
             m
             for c in pobj.children
-            if c.dep_ in _MODIFIERS
-            for t in _modifier_words(c)
+            if c.dep_ in MODIFIERS
+            for t in modifier_words(c)
             if (m := ends.at(t)) is not None and not m.pronoun
         ]
         if named:

@@ -15,6 +15,11 @@ Stages and why they are split this way:
    deletes removed documents, and rewrites the graph of every affected vendor.
    Readers on other connections see the old knowledge base or the new one,
    never a mix; a kill before the commit leaves the previous one intact.
+
+The module is long (about 550 lines) because running a plan takes the stages in order in
+one locked session (parse, gazetteer, chunk, queue, work, publish, prune) with the one
+error path that records a failed build; deciding what to do is
+:mod:`extraction.rebuild.planning`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Reading the corpus: metadata, paths, and every kind of bad input."""
+"""Reading the corpus: metadata, paths, and every kind of bad input.
+
+The module is long (about 540 lines) because it keeps every bad-input case of one
+reader together: 37 small tests, one per kind of file a corpus may hold.
+"""
 
 from __future__ import annotations
 

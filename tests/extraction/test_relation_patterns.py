@@ -10,7 +10,8 @@ import pytest
 
 from extraction.models import ExtractionContext
 from extraction.nlp.extractor import Extractor, shared_nlp
-from extraction.nlp.relation_patterns import PATTERNS, find_pattern_relations
+from extraction.nlp.pattern_rules import PATTERNS
+from extraction.nlp.relation_patterns import find_pattern_relations
 from extraction.nlp.relation_rules import CONFIDENCE
 
 PRODUCTS = [

@@ -4,6 +4,10 @@ restarted, the embedded database's disk full or read-only.
 
 Figures go to the reliability report (``python -m bench.reliability``) through
 :func:`tests.fixtures.reliability.record`.
+
+The module is long (about 540 lines) because each fault needs its own real
+processes and the checks that the service came back; split, the fixtures would be
+repeated in every file.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Hybrid search on a real PostgreSQL with the real embedding model."""
+"""Hybrid search on a real PostgreSQL with the real embedding model.
+
+The module is long (about 530 lines) because the cases share one expensive fixture
+(a real database with the real embedding model's vectors).
+"""
 
 from __future__ import annotations
 

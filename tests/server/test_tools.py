@@ -1,5 +1,10 @@
 """The MCP tools through a real client session, on the sample knowledge base (built by the
-real rebuild) and on a small known graph."""
+real rebuild) and on a small known graph.
+
+The module is long (about 620 lines) because the tools share one built knowledge
+base and one client session; each tool's happy paths sit here, its failures in
+``test_fuzz.py`` and the tool's own test module.
+"""
 
 from __future__ import annotations
 

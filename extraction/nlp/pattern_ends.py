@@ -1,0 +1,240 @@
+"""Who a token of a parse names, for the relation patterns: a mention, the note's
+subject standing in for "It", or the names a plain noun stands for ("for bare metal
+Kubernetes clusters"), with the names coordinated to it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from spacy.tokens import Doc, Token
+
+from extraction.nlp.coref import Mention, token_owner
+from extraction.nlp.pattern_rules import (
+    FOR_NOUNS,
+    GENERIC,
+    KIND_NOUNS,
+    MAX_CLIMB,
+    NOMINAL,
+    PRONOUNS,
+    UP,
+)
+
+
+class Ends:
+    """Who a token of the parse names: a mention, the note's subject for "It", or
+    the names a plain noun stands for; with the names coordinated to it."""
+
+    def __init__(self, doc: Doc, mentions: Sequence[Mention], subject: str | None) -> None:
+        self.doc = doc
+        self.named = [m for m in mentions if not (m.pronoun or m.guessed)]
+        self.owner = token_owner(doc, self.named)
+        # proper-noun runs the model did not tag: only a product slot makes them names
+        self.guessed = [m for m in mentions if m.guessed and not m.pronoun]
+        self.guessed_owner = token_owner(doc, self.guessed)
+        self.subject = subject
+
+    def at(self, tok: Token, guessed: bool = False) -> Mention | None:
+        k = self.owner[tok.i]
+        if k >= 0:
+            return self.named[k]
+        if self.subject and tok.lower_ in PRONOUNS and tok.dep_ in ("nsubj", "nsubjpass"):
+            return Mention(self.doc[tok.i : tok.i + 1], "PRODUCT", self.subject, pronoun=True)
+        if guessed and (g := self.guessed_owner[tok.i]) >= 0:
+            m = self.guessed[g]
+            # not the head of a longer name ("JVM" of "the Eclipse OpenJ9 JVM")
+            if not any(c.dep_ in MODIFIERS and c.text[:1].isupper() for c in m.span.root.children):
+                return Mention(m.span, "PRODUCT", m.canonical, guessed=True)
+        return None
+
+    def names(self, tok: Token, *, inside: bool = True, guessed: bool = False) -> list[Mention]:
+        """The mentions ``tok`` names: its own, or (``inside``) those of the plain noun
+        it is, with every name coordinated to it; ``guessed`` (a product slot) takes
+        proper-noun runs the model missed as products ("runs on JVM")."""
+        first = self._one(tok, inside, guessed)
+        out: list[Mention] = []
+        seen: set[tuple[int, int]] = set()
+        # the coordinated names count even where the first is no mention ("V8, Rust")
+        for head in [tok, *(m.span.root for m in first)]:
+            for t in (head, *conjuncts(head)):
+                for m in self._one(t, inside, guessed) if t is not tok else first:
+                    if (m.span.start, m.span.end) not in seen:
+                        seen.add((m.span.start, m.span.end))
+                        out.append(m)
+        return out
+
+    def _one(self, tok: Token, inside: bool, guessed: bool = False) -> list[Mention]:
+        found = self.at(tok)
+        if found is not None:
+            return [found]
+        inner = self._inside(tok) if inside else []
+        if inner:
+            return inner
+        # a run the model missed, after the names a plain noun holds ("the Eclipse
+        # OpenJ9 JVM" is OpenJ9's)
+        found = self.at(tok, guessed) if guessed else None
+        return [found] if found is not None else []
+
+    def _inside(self, tok: Token) -> list[Mention]:
+        """The names a plain noun stands for."""
+        if tok.pos_ not in ("NOUN", "PROPN") or tok.lower_ not in GENERIC | FOR_NOUNS:
+            return []
+        # "ESLint's partners, Tidelift and HeroDevs": the names in apposition
+        for child in tok.children:
+            if child.dep_ == "appos" and (m := self.at(child)) is not None:
+                return [m]
+        # "bare metal Kubernetes clusters", "the Ruby language", "V8 JavaScript engine":
+        # the leftmost name modifying the noun, its owner only when nothing else does
+        # ("Debian's architecture"; not "Chrome's" V8 engine)
+        modifiers = [
+            m
+            for child in tok.children
+            if child.dep_ in MODIFIERS
+            for t in modifier_words(child)
+            if (m := self.at(t))
+        ]
+        # a name that runs on into an unknown word is not that name ("Eclipse" of
+        # "the Eclipse OpenJ9 JVM")
+        modifiers = [m for m in modifiers if not self._runs_on(m, tok)]
+        if not modifiers:
+            modifiers = [m for c in tok.children if c.dep_ == "poss" and (m := self.at(c))]
+        if modifiers:
+            # a product before an owner ("the Eclipse OpenJ9 JVM" is OpenJ9)
+            products = [m for m in modifiers if m.label == "PRODUCT"] or modifiers
+            return [min(products, key=lambda m: m.span.start)]
+        # "versions of Keycloak", "API standards like OpenAPI"
+        for child in tok.children:
+            if child.dep_ == "prep" and child.lower_ in ("of", "like"):
+                for pobj in child.children:
+                    if pobj.dep_ == "pobj" and (m := self.at(pobj)) is not None:
+                        return [m]
+        return []
+
+    def _named_kind(self, noun: Token) -> Mention | None:
+        """The name of a definite noun phrase made of a name and a kind of thing ("the
+        MeeGo operating system"); an indefinite one ("a PHP framework") only
+        describes, and what modifies it is no product."""
+        if (
+            self.owner[noun.i] >= 0
+            or noun.lower_ not in KIND_NOUNS
+            or not any(c.dep_ == "det" and c.lower_ == "the" for c in noun.children)
+        ):
+            return None  # not "the modern Jamstack era", not "the Linux distribution"
+        names = [
+            m
+            for c in noun.children
+            if c.dep_ in ("compound", "nmod") and (m := self.at(c)) is not None and not m.pronoun
+        ]
+        return names[0] if len(names) == 1 else None
+
+    def _runs_on(self, m: Mention, head: Token) -> bool:
+        end = m.span.end
+        if end >= len(self.doc) or end == head.i:
+            return False
+        nxt = self.doc[end]
+        return nxt.i < head.i and self.owner[nxt.i] < 0 and nxt.text[:1].isupper()
+
+    def about(self, trigger: Token, product: bool = False) -> list[Mention]:
+        """What the trigger's phrase is about: the subject of its clause, the noun it
+        modifies or stands in apposition to, or the subject of the copula it completes.
+        With ``product``, a name the model alone typed as something else is a
+        description on the way, not the end ("a Kubernetes-based Event Driven
+        Autoscaler" is KEDA)."""
+        tok = trigger
+        for _ in range(MAX_CLIMB):
+            # a plain noun on the way is the product's kind, and what modifies it is
+            # not the product ("a PHP framework developed by X": X did not make PHP)
+            nominal = tok.pos_ in NOMINAL or self.owner[tok.i] >= 0
+            found = self.names(tok, inside=False) if tok is not trigger and nominal else []
+            if found and not (product and all(guessed_other(m) for m in found)):
+                return found
+            subjects = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")]
+            relative = bool(subjects) and subjects[0].tag_ in ("WDT", "WP")
+            if subjects and not (relative and tok.dep_ == "relcl"):
+                return self.names(subjects[0], inside=False)
+            if tok.dep_ == "appos":
+                # an appositive describes the name it stands beside ("OpenOffice.org, an
+                # open-sourced version of StarOffice"): no name there, no relation
+                host_names = self.names(tok.head, inside=False)
+                return host_names if host_names else []
+            if tok.dep_ == "acl" and (named := self._named_kind(tok.head)) is not None:
+                return [named]  # "the MeeGo operating system made by Nokia" is MeeGo
+            if (
+                tok.dep_ in ("relcl", "acl")
+                and tok.head.dep_ == "pobj"
+                and not (self.names(tok.head, inside=False))
+            ):
+                return []  # "the next step for sites running on Drupal 7": the sites'
+            if tok.dep_ in ("relcl", "acl"):
+                # "X, which was acquired by V", "a fork of Y that is managed by V";
+                # a clause on a name in a list or a phrase ("for Windows and MacOS made
+                # by Microsoft", "for Linux and other systems, which was based on GNOME")
+                # is about the noun the phrase belongs to
+                owner = noun_host(tok.head)
+                if owner is None:
+                    return []
+                tok = owner
+                found = self.names(tok, inside=False)
+                if found and not (product and all(guessed_other(m) for m in found)):
+                    return found
+                continue
+            if (
+                tok.dep_ in UP
+                or (tok.dep_ == "advcl" and tok.tag_ == "VBN")
+                or (tok.dep_ == "dobj" and tok.head.lower_ in ("has", "have", "had"))
+            ):
+                # a participle in front is about the main clause's subject
+                # ("Published by Mojang, Minecraft is a game")
+                tok = tok.head
+            else:
+                return []
+            if tok.dep_ == "ROOT" and not any(
+                c.dep_ in ("nsubj", "nsubjpass") for c in tok.children
+            ):
+                return self.names(tok, inside=False)
+        return []
+
+
+def noun_host(noun: Token) -> Token | None:
+    """The noun a relative or participle clause on ``noun`` is about: ``noun`` itself,
+    unless it is one of a list or the object of a preposition inside a larger noun
+    phrase, then the noun that phrase belongs to."""
+    if noun.dep_ != "conj" and not any(c.dep_ == "conj" for c in noun.children):
+        return noun
+    tok = noun
+    for _ in range(MAX_CLIMB):
+        if tok.dep_ in ("conj", "pobj", "prep"):
+            tok = tok.head
+        else:
+            return tok if tok.pos_ in ("NOUN", "PROPN") else None
+    return None
+
+
+def guessed_other(m: Mention) -> bool:
+    """A name only the statistical model typed, as something other than a product."""
+    return m.label != "PRODUCT" and m.span.kb_id_ == "ner"
+
+
+MODIFIERS = frozenset(["compound", "nmod", "amod"])
+
+
+def modifier_words(tok: Token) -> Iterator[Token]:
+    """``tok`` and the words modifying it in turn ("V8" of "V8 JavaScript engine")."""
+    yield tok
+    for child in tok.children:
+        if child.dep_ in MODIFIERS:
+            yield from modifier_words(child)
+
+
+def lists_things(tok: Token) -> bool:
+    """A list whose items include a common noun ("containers, Kubernetes and VMs")."""
+    items = [tok, *conjuncts(tok)]
+    return len(items) > 1 and any(t.pos_ == "NOUN" for t in items)
+
+
+def conjuncts(tok: Token) -> Iterator[Token]:
+    """Tokens coordinated to ``tok`` ("V8, Rust, and Tokio")."""
+    stack = [c for c in tok.children if c.dep_ == "conj"]
+    while stack:
+        t = stack.pop()
+        yield t
+        stack.extend(c for c in t.children if c.dep_ == "conj")

@@ -1,0 +1,414 @@
+"""The rules of :mod:`extraction.nlp.relation_patterns` as data: each rule's trigger
+words and its spaCy :class:`~spacy.matcher.DependencyMatcher` patterns, the matcher
+made of them, and the words that name kinds of things, organisations and pronouns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+from spacy.matcher import DependencyMatcher
+from spacy.vocab import Vocab
+
+from extraction.nlp.relation_words import PRODUCT_NOUNS
+
+#: Words of each rule's trigger (lower case: the lemmatizer is off).
+BUILD_ON = frozenset(
+    """
+    built build builds building based base bases relies rely relying depends depend depending
+    layered sits sit
+    """.split()  # noqa: SIM905
+)
+RUN = frozenset(["runs", "run", "running"])
+DERIVE = frozenset(["forked", "derived", "ported", "spun", "branched"])
+BASE_NOUNS = frozenset(
+    """
+    fork forks derivative derivatives clone port variant flavor flavour build builds distribution
+    distributions distro rebuild respin implementation reimplementation superset version edition
+    downstream
+    """.split()  # noqa: SIM905
+)
+#: Nouns of a derived thing named after its base ("a Linux distribution"); not
+#: "edition" or "version", which name a variant ("the Go edition", "Community version").
+DERIVED_KINDS = frozenset(
+    """
+    distribution distributions distro derivative fork build rebuild respin spin port clone
+    flavor flavour variant downstream
+    """.split()  # noqa: SIM905
+)
+#: Nouns of a kind of product a name can stand in front of ("the MeeGo operating system").
+KIND_NOUNS = (PRODUCT_NOUNS | frozenset(["system"])) - frozenset(["distribution", "distributions"])
+#: Nouns of what extends a platform, in "X, a <noun> for Y" ("a controller for
+#: Kubernetes", "a compiler for Clojure"); not what merely targets one ("a desktop
+#: environment for Linux", "a language for the JVM", "a suite for Windows").
+FOR_NOUNS = frozenset(
+    """
+    tool tools controller controllers operator operators plugin plugins plug-in extension
+    extensions addon add-on addons add-ons driver drivers provider providers wrapper binding
+    bindings implementation system autoscaler framework library module modules sdk compiler
+    transpiler port manager dashboard gateway proxy registry agent orchestrator scheduler
+    engine platform service distribution runtime toolkit
+    """.split()  # noqa: SIM905
+)
+#: Participles of "X is designed for Y".
+MADE_FOR = frozenset(
+    ["designed", "built", "made", "intended", "tailored", "optimized", "optimised"]
+)
+USE_AS_NOUNS = frozenset(
+    """
+    engine runtime backend back-end base foundation kernel core store database storage layer
+    proxy balancer server
+    """.split()  # noqa: SIM905
+)
+USE = frozenset(["uses", "use", "used", "using", "deploys", "deploying", "deploy"])
+MADE_BY = frozenset(
+    """
+    developed created maintained managed made designed written authored built published produced
+    released launched sponsored stewarded governed hosted incubated started invented founded
+    co-created co-developed originated
+    """.split()  # noqa: SIM905
+)
+MAKER_VERBS = frozenset(
+    """
+    developed develops created creates released releases launched launches introduced introduces
+    designed designs built builds wrote writes published publishes maintains maintained
+    produces produced invented
+    """.split()  # noqa: SIM905
+)
+PROJECT_NOUNS = frozenset(["project", "projects", "subproject", "part", "member", "product"])
+ACQUIRE = frozenset(["acquired", "acquires", "acquire", "bought", "buys", "purchased", "purchases"])
+#: Words that make support something sold ("commercial support", "Extended support");
+#: "long-term support" alone is a release phase.
+SUPPORT_KINDS = frozenset(
+    ["commercial", "extended", "paid", "premium", "enterprise", "professional", "third-party"]
+)
+OFFER_VERBS = frozenset(
+    """
+    provides provide provided offers offer offered sells sell sold available obtained purchased
+    purchase
+    """.split()  # noqa: SIM905
+)
+PROVIDER_PREPS = frozenset(["through", "from", "via", "by", "at"])
+#: Plain nouns that stand for the names around them ("Kubernetes clusters").
+GENERIC = frozenset(
+    """
+    clusters cluster workloads workload applications application apps app projects project
+    environments environment language languages platform platforms engine engines runtime
+    framework frameworks library libraries version versions release releases branches branch
+    partners partner initiative program programme providers provider team community systems
+    system servers server services service specification standard standards stack ecosystem
+    architecture kernel jvm
+    """.split()  # noqa: SIM905
+)
+EMBED = frozenset(["embeds", "embed", "embedding", "embedded", "bundles", "bundling"])
+PRONOUNS = frozenset(["it", "this"])
+#: Dependencies climbed from a trigger to what its phrase is about.
+UP = frozenset(
+    """
+    acl appos relcl amod compound nmod attr acomp oprd conj xcomp ccomp prep pobj pcomp
+    """.split()  # noqa: SIM905
+)
+MAX_CLIMB = 8
+#: Longest sentence the patterns read (longer: a list or a table, not prose).
+MAX_SENTENCE_TOKENS = 250
+NOMINAL = frozenset(["NOUN", "PROPN", "PRON", "X"])
+#: Nouns of organisations: "a Seattle-based company" says where, not what on.
+ORG_NOUNS = frozenset(
+    """
+    company companies firm startup start-up organization organisation group team studio
+    """.split()  # noqa: SIM905
+)
+
+
+def _any(words: frozenset[str]) -> dict[str, object]:
+    return {"LOWER": {"IN": sorted(words)}}
+
+
+def _prep(words: Sequence[str]) -> dict[str, object]:
+    return {"DEP": "prep", "LOWER": {"IN": list(words)}}
+
+
+def _node(left: str, rel: str, right: str, attrs: dict[str, object]) -> dict[str, object]:
+    return {"LEFT_ID": left, "REL_OP": rel, "RIGHT_ID": right, "RIGHT_ATTRS": attrs}
+
+
+def _trigger(attrs: dict[str, object]) -> dict[str, object]:
+    return {"RIGHT_ID": "trigger", "RIGHT_ATTRS": attrs}
+
+
+#: Rule name -> (relation type, dependency patterns). Node ``trigger`` anchors the
+#: phrase; ``tgt`` is the end in the trigger's slot, ``src`` the other end when the
+#: pattern names it (else it is what the trigger's phrase is about); ``inverse``
+#: patterns put the slot's end first ("used as the store *by X*").
+PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
+    "based_on": (
+        "BASED_ON",
+        [
+            [
+                _trigger(_any(BUILD_ON)),
+                _node("trigger", ">", "prep", _prep(["on", "upon", "atop", "off"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj", "LOWER": {"NOT_IN": ["top"]}}),
+            ],
+            [  # "binaries built with the Eclipse OpenJ9 JVM"
+                _trigger({"LOWER": {"IN": ["built", "build", "builds"]}}),
+                _node("trigger", ">", "prep", _prep(["with"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "built on top of Y"
+                _trigger(_any(BUILD_ON)),
+                _node("trigger", ">", "prep", _prep(["on", "upon"])),
+                _node("prep", ">", "top", {"DEP": "pobj", "LOWER": "top"}),
+                _node("top", ">", "of", _prep(["of"])),
+                _node("of", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "a (software) dependency on Y"
+                _trigger({"LOWER": {"IN": ["dependency", "dependencies"]}}),
+                _node("trigger", ">", "prep", _prep(["on", "upon"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "based off of GNOME 3"
+                _trigger({"LOWER": "based"}),
+                _node("trigger", ">", "prep", _prep(["off"])),
+                _node("prep", ">", "of", _prep(["of"])),
+                _node("of", ">", "tgt", {"DEP": "pobj"}),
+            ],
+        ],
+    ),
+    "runs_on": (
+        "BASED_ON",
+        [
+            [  # "Clojure runs on JVM", "capable of running on top of TensorFlow"
+                _trigger(_any(RUN)),
+                _node("trigger", ">", "prep", _prep(["on", "atop"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj", "LOWER": {"NOT_IN": ["top"]}}),
+            ],
+            [
+                _trigger(_any(RUN)),
+                _node("trigger", ">", "prep", _prep(["on"])),
+                _node("prep", ">", "top", {"DEP": "pobj", "LOWER": "top"}),
+                _node("top", ">", "of", _prep(["of"])),
+                _node("of", ">", "tgt", {"DEP": "pobj"}),
+            ],
+        ],
+    ),
+    "derived": (
+        "BASED_ON",
+        [
+            [
+                _trigger(_any(DERIVE)),
+                _node("trigger", ">", "prep", _prep(["from", "off"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ]
+        ],
+    ),
+    "base_noun": (
+        "BASED_ON",
+        [
+            [
+                _trigger({**_any(BASE_NOUNS), "DEP": {"IN": ["attr", "appos", "ROOT", "oprd"]}}),
+                _node("trigger", ">", "prep", _prep(["of"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "a Linux distribution", "a community-driven Debian derivative"
+                _trigger({**_any(DERIVED_KINDS), "DEP": {"IN": ["attr", "appos", "oprd"]}}),
+                _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
+            ],
+        ],
+    ),
+    "embeds": (
+        "BASED_ON",
+        [
+            [  # "By embedding Chromium and Node.js into its binary, Electron ..."
+                _trigger({**_any(EMBED), "POS": "VERB"}),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
+            ]
+        ],
+    ),
+    "powered": (
+        "BASED_ON",
+        [
+            [
+                _trigger({"LOWER": "powered"}),
+                _node("trigger", ">", "by", {"DEP": {"IN": ["agent", "prep"]}, "LOWER": "by"}),
+                _node("by", ">", "tgt", {"DEP": "pobj"}),
+            ]
+        ],
+    ),
+    "uses_as": (
+        "BASED_ON",
+        [
+            [  # "X uses Y as its engine"
+                _trigger({**_any(USE), "POS": "VERB"}),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
+                _node("trigger", ">", "as", _prep(["as"])),
+                _node("as", ">", "role", {"DEP": "pobj", **_any(USE_AS_NOUNS)}),
+            ],
+            [  # "Y is used as the backing store by X"
+                _trigger({"LOWER": "used"}),
+                _node("trigger", ">", "tgt", {"DEP": "nsubjpass"}),
+                _node("trigger", ">", "as", _prep(["as"])),
+                _node("as", ">", "role", {"DEP": "pobj", **_any(USE_AS_NOUNS)}),
+                _node("trigger", ">>", "by", {"DEP": {"IN": ["agent", "prep"]}, "LOWER": "by"}),
+                _node("by", ">", "src", {"DEP": "pobj"}),
+            ],
+        ],
+    ),
+    "y_based": (
+        "BASED_ON",
+        [
+            [  # "a Kubernetes-based platform": based <-amod- platform; Kubernetes -> based
+                _trigger({"LOWER": "based", "DEP": "amod"}),
+                _node("trigger", ">", "tgt", {"DEP": {"IN": ["npadvmod", "compound", "nmod"]}}),
+            ]
+        ],
+    ),
+    "for_noun": (
+        "BASED_ON",
+        [
+            [
+                _trigger({**_any(FOR_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
+                _node("trigger", ">", "prep", _prep(["for"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "a tool for keeping Kubernetes clusters in sync"
+                _trigger({**_any(FOR_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
+                _node("trigger", ">", "prep", _prep(["for"])),
+                _node("prep", ">", "doing", {"DEP": "pcomp", "TAG": "VBG"}),
+                _node("doing", ">", "tgt", {"DEP": "dobj"}),
+            ],
+            [  # "an engine for orchestrating parallel jobs on Kubernetes"
+                _trigger({**_any(FOR_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
+                _node("trigger", ">", "prep", _prep(["for"])),
+                _node("prep", ">", "doing", {"DEP": "pcomp", "TAG": "VBG"}),
+                _node("doing", ">>", "on", _prep(["on", "in"])),
+                _node("on", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "a clustering system for horizontal scaling of MySQL"
+                _trigger({**_any(FOR_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
+                _node("trigger", ">", "prep", _prep(["for"])),
+                _node("prep", ">", "what", {"DEP": "pobj", "POS": "NOUN"}),
+                _node("what", ">", "of", _prep(["of"])),
+                _node("of", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "a policy engine designed for Kubernetes"
+                _trigger({**_any(MADE_FOR), "TAG": "VBN"}),
+                _node("trigger", ">", "prep", _prep(["for"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+        ],
+    ),
+    "made_by": (
+        "PRODUCES",
+        [
+            [
+                _trigger({**_any(MADE_BY), "TAG": "VBN"}),
+                _node("trigger", ">", "by", {"DEP": {"IN": ["agent", "prep"]}, "LOWER": "by"}),
+                _node("by", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "a software tool by HashiCorp", "a managed database service from Microsoft"
+                _trigger({**_any(PRODUCT_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
+                _node("trigger", ">", "by", _prep(["by", "from"])),
+                _node("by", ">", "tgt", {"DEP": "pobj"}),
+            ],
+        ],
+    ),
+    "maker_verb": (
+        "PRODUCES",
+        [
+            [
+                _trigger({**_any(MAKER_VERBS), "POS": "VERB", "TAG": {"NOT_IN": ["VBN"]}}),
+                _node("trigger", ">", "src", {"DEP": "nsubj"}),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
+            ]
+        ],
+    ),
+    "project_of": (
+        "PRODUCES",
+        [
+            [
+                _trigger({**_any(PROJECT_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
+                _node("trigger", ">", "prep", _prep(["of"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "X is a CNCF project"
+                _trigger(
+                    {"LOWER": {"IN": ["project", "subproject"]}, "DEP": {"IN": ["attr", "appos"]}}
+                ),
+                _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
+            ],
+        ],
+    ),
+    "poss": (
+        "PRODUCES",
+        [
+            [  # the possessive marker anchors it: a rare word, where a proper noun is not
+                _trigger({"LOWER": {"IN": ["'s", "’s"]}, "DEP": "case"}),
+                _node("trigger", "<", "tgt", {"DEP": "poss", "POS": "PROPN"}),
+                _node("tgt", "<", "owned", {"POS": "PROPN"}),
+            ]
+        ],
+    ),
+    "acquired": (
+        "ACQUIRED",
+        [
+            [
+                _trigger({**_any(ACQUIRE), "POS": "VERB", "TAG": {"NOT_IN": ["VBN"]}}),
+                _node("trigger", ">", "src", {"DEP": "nsubj"}),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
+            ],
+            [
+                _trigger({**_any(ACQUIRE), "TAG": "VBN"}),
+                _node("trigger", ">", "by", {"DEP": {"IN": ["agent", "prep"]}, "LOWER": "by"}),
+                _node("by", ">", "src", {"DEP": "pobj"}),
+            ],
+            [
+                _trigger({"LOWER": {"IN": ["acquisition", "purchase", "takeover"]}}),
+                _node("trigger", ">", "of", _prep(["of"])),
+                _node("of", ">", "tgt", {"DEP": "pobj"}),
+                _node("trigger", ">", "src", {"DEP": "poss"}),
+            ],
+            [
+                _trigger({"LOWER": {"IN": ["acquisition", "purchase", "takeover"]}}),
+                _node("trigger", ">", "of", _prep(["of"])),
+                _node("of", ">", "tgt", {"DEP": "pobj"}),
+                _node("trigger", ">", "by", {"DEP": "prep", "LOWER": "by"}),
+                _node("by", ">", "src", {"DEP": "pobj"}),
+            ],
+        ],
+    ),
+    "support": (
+        "SUPPORTS",
+        [[_trigger({"LOWER": "support", "POS": {"IN": ["NOUN", "PROPN"]}})]],
+    ),
+}
+
+
+@lru_cache(maxsize=64)
+def matcher_for(vocab: Vocab, rules: frozenset[str]) -> DependencyMatcher:
+    """One matcher for the patterns of ``rules``, each under its own key (``rule#k``), so
+    a match says which pattern's nodes its tokens are."""
+    matcher = DependencyMatcher(vocab, validate=True)
+    for name in sorted(rules):
+        for k, pattern in enumerate(PATTERNS[name][1]):
+            matcher.add(f"{name}#{k}", [pattern])
+    return matcher
+
+
+def _trigger_words(patterns: list[list[dict[str, object]]]) -> frozenset[str]:
+    """The words a rule's patterns anchor on (their first node's ``LOWER``)."""
+    words: set[str] = set()
+    for pattern in patterns:
+        attrs = pattern[0]["RIGHT_ATTRS"]
+        lower = attrs.get("LOWER") if isinstance(attrs, dict) else None
+        if isinstance(lower, str):
+            words.add(lower)
+        elif isinstance(lower, dict) and isinstance(lower.get("IN"), list):
+            words.update(str(w) for w in lower["IN"])
+    return frozenset(words)
+
+
+#: Each rule's trigger words: a text without one of them is not matched for the rule
+#: (spaCy's matcher tries every token against every node of every pattern it holds).
+TRIGGERS: dict[str, frozenset[str]] = {
+    name: _trigger_words(patterns) for name, (_, patterns) in PATTERNS.items()
+}
