@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
@@ -27,6 +26,7 @@ from sql.cli import (
     EXIT_USAGE,
     CliError,
     CommandLine,
+    print_json,
     run_command_line,
     settings_error,
 )
@@ -169,7 +169,7 @@ def _lifecycle(kg: Any, args: argparse.Namespace, out: Console) -> int:
             raise no_vendor from None
     data = lifecycle_dict(answer)
     if args.json:
-        _print_json(data)
+        print_json(data)
         return EXIT_OK
     if not data["products"]:
         out.print(f"{escape(data['vendor'] or '')}: no product notes with release cycles.")
@@ -226,7 +226,7 @@ def _eol_risk(kg: Any, args: argparse.Namespace, out: Console) -> int:
     )
     rows = [risk_dict(e) for e in events]
     if args.json:
-        _print_json(rows)
+        print_json(rows)
         return EXIT_OK
     table = Table(title=f"ends of support in the next {args.within} days: {len(rows)}")
     for col in ("date", "in", "vendor", "product", "cycle", "what ends", "latest"):
@@ -245,29 +245,13 @@ def _eol_risk(kg: Any, args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
-def _print_json(value: Any) -> None:
-    sys.stdout.write(
-        orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_default).decode() + "\n"
-    )
-
-
-def _default(value: Any) -> Any:
-    from dataclasses import asdict, is_dataclass
-
-    if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
-    if isinstance(value, frozenset | set):
-        return sorted(value)
-    raise TypeError
-
-
 def _run_graph_command(args: argparse.Namespace) -> int:
     out = Console()
     with _open() as kg:
         if args.command == "resolve":
             r = kg.resolve(args.name)
             if args.json:
-                _print_json(r)
+                print_json(r)
             else:
                 out.print(f"{r.outcome} ({r.stage})")
                 for m in r.candidates:
@@ -276,7 +260,7 @@ def _run_graph_command(args: argparse.Namespace) -> int:
         if args.command == "vendors":
             page = kg.list_vendors(limit=args.limit, offset=args.offset)
             if args.json:
-                _print_json(page)
+                print_json(page)
                 return EXIT_OK
             table = Table(
                 title=f"vendors {page.offset + 1}-{page.offset + len(page.vendors)} of {page.total}"
@@ -296,7 +280,7 @@ def _run_graph_command(args: argparse.Namespace) -> int:
         if args.command == "stats":
             stats = kg.statistics(args.vendor)
             if args.json:
-                _print_json(stats.as_dict())
+                print_json(stats.as_dict())
                 return EXIT_OK
             _print_stats(out, stats.as_dict())
             return EXIT_OK
@@ -311,7 +295,7 @@ def _run_graph_command(args: argparse.Namespace) -> int:
                 relationship_types=args.types,
             )
             if args.json:
-                _print_json(result)
+                print_json(result)
             elif not result.path_exists:
                 out.print(f"no path: {result.reason}")
             else:
@@ -329,7 +313,7 @@ def _run_graph_command(args: argparse.Namespace) -> int:
                 args.vendor, _ref(args.entity), depth=args.depth, relationship_types=args.types
             )
             if args.json:
-                _print_json(hood)
+                print_json(hood)
                 return EXIT_OK
             out.print(f"{hood.center.name} ({hood.center.type}), depth {hood.depth}:")
             for e, d in hood.entities:
@@ -342,7 +326,7 @@ def _run_graph_command(args: argparse.Namespace) -> int:
         if args.command == "links":
             links = kg.cross_vendor_links(args.vendor, limit=args.limit)
             if args.json:
-                _print_json(links)
+                print_json(links)
                 return EXIT_OK
             table = Table(title="entities shared by several vendors")
             for col in ("entity", "type", "vendors", "mentions"):

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sql.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError
+from sql.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, CliError, print_json
 
 DESCRIPTION = """\
 Check a bill of materials (CycloneDX JSON 1.2-1.6 or SPDX 2.2/2.3 JSON; - reads stdin)
@@ -97,14 +97,12 @@ def check_sbom(args: argparse.Namespace, open_graph: Callable[[], Any]) -> int:
     failing = {"end-of-life": report.counts()["end of life"], "within": len(report.ending_within())}
     failed = args.fail_on is not None and failing[args.fail_on] > 0
     if args.json:
-        from kg.cli import _print_json
-
         data = {
             "bill": {"file": source, "format": bill.format, "subject": bill.subject},
             **report_dict(report),
             "gate": {"fail_on": args.fail_on, "failed": failed},
         }
-        _print_json(data)
+        print_json(data)
     else:
         _print_report(Console(), source, bill, report)
         if failed:

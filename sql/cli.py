@@ -1,6 +1,7 @@
 """What the command lines share (``python -m extraction``, ``kg``, ``server`` and
 ``evals``): their exit codes, a failure a user can cause as one ``error:`` line,
-and a ``--help`` that ends with the environment variables the command reads.
+a ``--help`` that ends with the environment variables the command reads, and
+``--json`` output.
 """
 
 from __future__ import annotations
@@ -8,8 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from pydantic import ValidationError
 
 from sql.settings import settings_problem
@@ -22,6 +25,21 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+
+
+def print_json(value: Any) -> None:
+    """``value`` on stdout as indented JSON (dataclasses as objects, sets sorted)."""
+    sys.stdout.write(
+        orjson.dumps(value, option=orjson.OPT_INDENT_2, default=_json_default).decode() + "\n"
+    )
+
+
+def _json_default(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    if isinstance(value, frozenset | set):
+        return sorted(value)
+    raise TypeError
 
 
 class CliError(Exception):

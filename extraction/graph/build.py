@@ -62,7 +62,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "16"
+GRAPH_VERSION = "17"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -478,7 +478,8 @@ def _makers_first(typed: list[GraphRelationship]) -> list[GraphRelationship]:
 def _unsupported(graph: VendorGraph, seen: _Seen, resolved: int, vendor: int | None) -> set[int]:
     """Entities to leave out: a name the small model guessed once, that nothing else
     supports, is more often a capitalised phrase than an organisation, person, place
-    or event."""
+    or event. A name written with an organisation's word is kept, in its canonical
+    form or as the note wrote it ("Velquinlum Corporation", kept as "Velquinlum")."""
     supported = {r.source for r in graph.relationships} | {r.target for r in graph.relationships}
     sources = seen.sources(resolved)
     return {
@@ -490,7 +491,7 @@ def _unsupported(graph: VendorGraph, seen: _Seen, resolved: int, vendor: int | N
         and sources[i] == {"ner"}
         and i not in supported
         and i != vendor
-        and not has_org_word(e.name)
+        and not any(has_org_word(name) for name in (e.name, *e.aliases))
         # a person's name in full ("Hank Scorpio") is the model's safest guess
         and not (e.type == "PERSON" and guess_vendor_type(e.name) == "PERSON")
     }

@@ -122,3 +122,27 @@ def test_vendor_type_guess() -> None:
     assert guess_vendor_type("Raymond James Financial") == "ORG"
     assert guess_vendor_type("Adobe") == "ORG"
     assert normalize_name("Microsoft_Corporation") == normalize_name("microsoft")
+
+
+def test_a_name_seen_once_is_kept_when_written_as_an_organisation() -> None:
+    """The model's one guess is kept when the note wrote it with an organisation's word
+    ("Velquinlum Corporation", canonical "Velquinlum"), and left out otherwise."""
+    text = "Acme announced a partnership with Velquinlum Corporation. See the Quarterly Review."
+    result = ExtractionResult(
+        entities=(
+            mention("Acme", text, "ORG", "ruler"),
+            EntityMention("Velquinlum Corporation", "ORG", 34, 56, "Velquinlum", "ner"),
+            mention("Quarterly Review", text, "ORG"),
+        )
+    )
+    graph = build_vendor_graph(
+        [
+            VendorChunkExtraction(
+                chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
+            )
+        ],
+        vendor="Acme",
+    )
+    names = {e.name for e in graph.entities}
+    assert "Velquinlum" in names
+    assert "Quarterly Review" not in names
