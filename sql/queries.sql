@@ -182,31 +182,32 @@ FROM STDIN WITH (FORMAT BINARY);
 -- delete_documents --
 DELETE FROM documents WHERE source_path = ANY(%(paths)s) RETURNING vendor_id;
 
--- vendor_extractions --
-SELECT c.id AS chunk_id, length(c.context_header) AS header_chars, c.overlap_chars,
-       c.content, x.result, d.source_path
+-- vendors_extractions --
+-- Every chunk of these vendors with its extraction result, by vendor, note and chunk.
+SELECT d.vendor_id, c.id AS chunk_id, length(c.context_header) AS header_chars,
+       c.overlap_chars, c.content, x.result, d.source_path
 FROM chunks c
 JOIN documents d ON d.id = c.document_id
 JOIN extraction_cache x ON x.extraction_key = c.extraction_key
-WHERE d.vendor_id = %(vendor_id)s
-ORDER BY d.source_path, c.chunk_index;
+WHERE d.vendor_id = ANY(%(vendor_ids)s::bigint[])
+ORDER BY d.vendor_id, d.source_path, c.chunk_index;
 
 -- vendor_ids --
 SELECT id FROM vendors;
 
--- vendor_notes --
--- Each note of a vendor with its structural facts and its first chunk, where the
--- facts of its front matter are evidenced.
-SELECT d.source_path, d.facts, c.id AS chunk_id, c.content
+-- vendors_notes --
+-- Each note of these vendors with its structural facts and its first chunk, where the
+-- facts of its front matter are evidenced; by vendor and note.
+SELECT d.vendor_id, d.source_path, d.facts, c.id AS chunk_id, c.content
 FROM documents d
 JOIN LATERAL (
     SELECT id, content FROM chunks WHERE document_id = d.id ORDER BY chunk_index LIMIT 1
 ) c ON true
-WHERE d.vendor_id = %(vendor_id)s
-ORDER BY d.source_path;
+WHERE d.vendor_id = ANY(%(vendor_ids)s::bigint[])
+ORDER BY d.vendor_id, d.source_path;
 
--- delete_vendor_graph --
-DELETE FROM entities WHERE vendor_id = %(vendor_id)s;
+-- delete_vendors_graphs --
+DELETE FROM entities WHERE vendor_id = ANY(%(vendor_ids)s::bigint[]);
 
 -- allocate_entity_ids --
 SELECT nextval('entities_id_seq') AS id FROM generate_series(1, %(n)s);
@@ -225,10 +226,11 @@ COPY relationships (vendor_id, source_id, target_id, type, confidence, evidence_
                     evidence_sentence, metadata)
 FROM STDIN WITH (FORMAT BINARY);
 
--- vendor_folder_names --
-SELECT metadata ->> 'vendor' AS name, count(*) AS documents
-FROM documents WHERE vendor_id = %(vendor_id)s
-GROUP BY 1 ORDER BY 2 DESC, length(metadata ->> 'vendor'), 1;
+-- vendors_folder_names --
+-- The folder names of these vendors' notes, per vendor the most used first.
+SELECT vendor_id, metadata ->> 'vendor' AS name, count(*) AS documents
+FROM documents WHERE vendor_id = ANY(%(vendor_ids)s::bigint[])
+GROUP BY 1, 2 ORDER BY 1, 3 DESC, length(metadata ->> 'vendor'), 2;
 
 -- refresh_vendor --
 UPDATE vendors v SET

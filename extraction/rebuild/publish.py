@@ -14,18 +14,14 @@ from psycopg.types.json import Jsonb
 
 import extraction.graph.build as graph_builder
 import extraction.rebuild.prepare as preparing
-from extraction.graph.build import build_vendor_graph
 from extraction.graph.gazetteer import Gazetteer
-from extraction.graph.model import GraphProblem, VendorChunkExtraction
-from extraction.graph.note_edges import VendorNote
 from extraction.names import normalize_name
 from extraction.notes.corpus import Problem
 from extraction.notes.document import SourceDocument
 from extraction.notes.lifecycle import LIFECYCLE_VERSION, Phase, ProductLifecycle
-from extraction.notes.structure import NoteFacts
-from extraction.rebuild.codec import result_from_json
 from extraction.rebuild.prepare import PreparedDocument
 from extraction.rebuild.summary import BuildReport, Progress
+from extraction.rebuild.vendor_graphs import rebuild_vendor_graphs
 from extraction.settings import ExtractionSettings
 from sql import queries
 from sql.identifiers import name_keys, slug_key
@@ -42,6 +38,30 @@ GAZETTEER_META = "gazetteer"
 GRAPH_META = "graph_version"
 #: Meta key of the lifecycle parser version the stored release cycles were read with.
 LIFECYCLE_META = "lifecycle_version"
+
+
+def _vendor_key(vendor: str) -> str:
+    """What a folder name is one vendor by (``vendors.normalized_name``)."""
+    return normalize_name(vendor) or vendor.casefold()
+
+
+def _returned_ids(
+    conn: psycopg.Connection[dict[str, Any]], query: str, params: Sequence[Mapping[str, Any]]
+) -> list[int]:
+    """The ``id`` each run of ``query`` returns, one run per ``params`` item, in order:
+    sent together (psycopg's ``executemany`` pipelines them) rather than one round
+    trip each."""
+    if not params:
+        return []
+    cur = conn.cursor()
+    cur.executemany(query, params, returning=True)
+    ids: list[int] = []
+    while True:
+        row = cur.fetchone()
+        assert row is not None, "every statement returns its row"
+        ids.append(int(row["id"]))
+        if not cur.nextset():
+            return ids
 
 
 def doc_date(doc: SourceDocument) -> dt.date | None:
@@ -163,38 +183,45 @@ class Publisher:
                 )
             }
             affected.update(previous)
-            vendor_ids: dict[str, int] = {}
-            doc_ids: list[int] = []
-            written: list[tuple[int, int, SourceDocument]] = []
-            for p in prepared:
-                doc = p.document
-                key = normalize_name(doc.vendor) or doc.vendor.casefold()
-                if key not in vendor_ids:
-                    row = conn.execute(
-                        q["upsert_vendor"], {"name": doc.vendor, "normalized_name": key}
-                    ).fetchone()
-                    assert row is not None
-                    vendor_ids[key] = int(row["id"])
-                affected.add(vendor_ids[key])
-                row = conn.execute(
-                    q["upsert_document"],
+            keys = {p.document.path: _vendor_key(p.document.vendor) for p in prepared}
+            names = {keys[p.document.path]: p.document.vendor for p in reversed(prepared)}
+            order = list(dict.fromkeys(keys[p.document.path] for p in prepared))
+            vendor_ids = dict(
+                zip(
+                    order,
+                    _returned_ids(
+                        conn,
+                        q["upsert_vendor"],
+                        [{"name": names[k], "normalized_name": k} for k in order],
+                    ),
+                    strict=True,
+                )
+            )
+            affected.update(vendor_ids.values())
+            doc_ids = _returned_ids(
+                conn,
+                q["upsert_document"],
+                [
                     {
-                        "source_path": doc.path,
-                        "vendor_id": vendor_ids[key],
-                        "category": doc.category,
-                        "title": doc.title,
-                        "metadata": Jsonb(doc.metadata),
-                        "content_hash": doc.content_hash,
-                        "doc_date": doc_date(doc),
+                        "source_path": p.document.path,
+                        "vendor_id": vendor_ids[keys[p.document.path]],
+                        "category": p.document.category,
+                        "title": p.document.title,
+                        "metadata": Jsonb(p.document.metadata),
+                        "content_hash": p.document.content_hash,
+                        "doc_date": doc_date(p.document),
                         "extractor_version": preparing.EXTRACTOR_VERSION,
                         "facts": Jsonb(p.facts.to_json()),
                         "card_hash": p.card_hash,
                         "card_embedding": vectors[p.card_hash] if p.card_hash else None,
-                    },
-                ).fetchone()
-                assert row is not None
-                doc_ids.append(int(row["id"]))
-                written.append((int(row["id"]), vendor_ids[key], doc))
+                    }
+                    for p in prepared
+                ],
+            )
+            written: list[tuple[int, int, SourceDocument]] = []
+            for doc_id, p in zip(doc_ids, prepared, strict=True):
+                doc = p.document
+                written.append((doc_id, vendor_ids[keys[doc.path]], doc))
                 if doc.path not in existing:
                     report.documents_new += 1
                     what = "new"
@@ -243,9 +270,8 @@ class Publisher:
             report.release_cycles_written = write_lifecycle(conn, written)
             if self.while_open is not None:
                 self.while_open()
-            for vendor_id in sorted(affected):
-                found = self.rebuild_vendor_graph(conn, vendor_id, gazetteer)
-                report.problems.extend(Problem(p.path, p.kind, p.message, p.action) for p in found)
+            found = rebuild_vendor_graphs(conn, sorted(affected), gazetteer)
+            report.problems.extend(Problem(p.path, p.kind, p.message, p.action) for p in found)
             conn.execute(q["link_lifecycle_entities"], {"vendor_ids": sorted(affected)})
             if lifecycle_complete:
                 conn.execute(
@@ -277,90 +303,6 @@ class Publisher:
             )
             conn.execute(q["drop_build_work_units"], {"build_id": report.build_id})
             self.progress.advance()
-
-    def rebuild_vendor_graph(
-        self, conn: psycopg.Connection[dict[str, Any]], vendor_id: int, gazetteer: Gazetteer
-    ) -> list[GraphProblem]:
-        """Rebuild one vendor's graph; what its notes hold that a user should know."""
-        q = queries()
-        names = conn.execute(q["vendor_folder_names"], {"vendor_id": vendor_id}).fetchall()
-        if not names:
-            return []  # every document gone: the vendor row is deleted after this
-        rows = [
-            VendorChunkExtraction(
-                chunk_id=int(r["chunk_id"]),
-                body_offset=int(r["header_chars"]) + 2 if r["header_chars"] else 0,
-                overlap_chars=int(r["overlap_chars"]),
-                result=result_from_json(r["result"]),
-                content=r["content"],
-                path=r["source_path"],
-            )
-            for r in conn.execute(q["vendor_extractions"], {"vendor_id": vendor_id})
-        ]
-        notes = [
-            VendorNote(
-                path=r["source_path"],
-                facts=NoteFacts.from_json(r["facts"]),
-                chunk_id=int(r["chunk_id"]),
-                content=r["content"],
-            )
-            for r in conn.execute(q["vendor_notes"], {"vendor_id": vendor_id})
-        ]
-        display = [r["name"] for r in names if r["name"]]
-        graph = build_vendor_graph(
-            rows,
-            notes=notes,
-            gazetteer=gazetteer,
-            vendor=display[0] if display else None,
-            vendor_aliases=display[1:],
-        )
-        conn.execute(q["delete_vendor_graph"], {"vendor_id": vendor_id})
-        ids = [
-            int(r["id"]) for r in conn.execute(q["allocate_entity_ids"], {"n": len(graph.entities)})
-        ]
-        with conn.cursor().copy(q["copy_entities"]) as copy:
-            copy.set_types(
-                ["int8", "int8", "text", "text", "text", "text[]", "float4", "int4", "text"]
-            )
-            for entity_id, e in zip(ids, graph.entities, strict=True):
-                copy.write_row(
-                    (
-                        entity_id,
-                        vendor_id,
-                        e.name,
-                        e.normalized_name,
-                        e.type,
-                        list(e.aliases),
-                        e.confidence,
-                        e.mention_count,
-                        e.snippet,
-                    )
-                )
-        with conn.cursor().copy(q["copy_entity_mentions"]) as copy:
-            copy.set_types(["int8", "int8", "int4", "int4", "text"])
-            for m in graph.mentions:
-                copy.write_row((ids[m.entity], m.chunk_id, m.start, m.end, m.text))
-        with conn.cursor().copy(q["copy_relationships"]) as copy:
-            copy.set_types(["int8", "int8", "int8", "text", "float4", "int8", "text", "jsonb"])
-            for rel in graph.relationships:
-                copy.write_row(
-                    (
-                        vendor_id,
-                        ids[rel.source],
-                        ids[rel.target],
-                        rel.type,
-                        rel.confidence,
-                        rel.evidence_chunk_id,
-                        rel.evidence_sentence,
-                        Jsonb(rel.metadata),
-                    )
-                )
-        display = [r["name"] for r in names if r["name"]]
-        conn.execute(
-            q["refresh_vendor"],
-            {"vendor_id": vendor_id, "name": display[0], "aliases": display[1:]},
-        )
-        return graph.problems
 
     def fill_totals(self, conn: psycopg.Connection[dict[str, Any]], report: BuildReport) -> None:
         q = queries()

@@ -270,3 +270,66 @@ def test_a_copy_of_the_notes_elsewhere_gives_the_same_graph(
     full = open_database(DatabaseSettings(database_url=fresh_database))
     Rebuilder(full, embedder=embedder, extractor=extractor).run(other)
     assert snapshot(db) == snapshot(full)
+
+
+def graph_rows(db: Database) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of the graph tables and the vendors' counts, entity ids counted from
+    the build's first (each rebuild of a graph allocates new ones)."""
+    with db.connect() as conn:
+        row = conn.execute("SELECT min(id) AS base FROM entities").fetchone()
+        base = row["base"] if row else 0
+        return {
+            "entities": [
+                tuple(r.values())
+                for r in conn.execute(
+                    "SELECT id - %(b)s AS id, vendor_id, name, normalized_name, type, aliases, "
+                    "confidence, mention_count, snippet FROM entities ORDER BY id",
+                    {"b": base},
+                )
+            ],
+            "mentions": [
+                tuple(r.values())
+                for r in conn.execute(
+                    "SELECT entity_id - %(b)s AS e, chunk_id, start_char, end_char, text "
+                    "FROM entity_mentions ORDER BY 1, 2, 3, 4",
+                    {"b": base},
+                )
+            ],
+            "relationships": [
+                tuple(r.values())
+                for r in conn.execute(
+                    "SELECT vendor_id, source_id - %(b)s AS s, target_id - %(b)s AS t, type, "
+                    "confidence, evidence_chunk_id, evidence_sentence, metadata "
+                    "FROM relationships ORDER BY id",
+                    {"b": base},
+                )
+            ],
+            "vendors": [
+                tuple(r.values())
+                for r in conn.execute(
+                    "SELECT id, name, aliases, document_count, chunk_count, entity_count, "
+                    "relationship_count FROM vendors ORDER BY id"
+                )
+            ],
+        }
+
+
+def test_vendors_rebuilt_together_are_the_rows_one_at_a_time_gives(
+    rebuilder: Rebuilder, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Publishing reads and writes many vendors' graphs per statement; the tables are
+    the same row for row (entity ids included) as one vendor at a time."""
+    import extraction.graph.build as graph_builder
+    import extraction.rebuild.vendor_graphs as vendor_graphs
+
+    root = write(tmp_path / "notes", NOTES)
+    rebuilder.run(root)
+    rows = {}
+    for size in (1, 3, 100):
+        monkeypatch.setattr(graph_builder, "GRAPH_VERSION", f"batches of {size}")
+        monkeypatch.setattr(vendor_graphs, "VENDORS_PER_BATCH", size)
+        report = rebuilder.run(root)
+        assert report.vendors_rebuilt == 4 and report.chunks_extracted == 0
+        rows[size] = graph_rows(db)
+    assert rows[1]["entities"] and rows[1]["relationships"] and rows[1]["mentions"]
+    assert rows[1] == rows[3] == rows[100]
