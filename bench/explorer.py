@@ -15,14 +15,16 @@ from navigation start (or from the click) to the graph drawn. In one run, median
 3. **whole graph** of the largest vendor: from the click on "Show all" to the whole
    graph drawn, then an expand on it (does it stay interactive);
 4. **lifecycle page** of the vendor with the most release cycles (``lifecycle-drawn``);
-5. **/api/ against in-process**: the same tool calls through ``/api/tools/<name>``
-   (HTTP, a keep-alive client) and through ``Service.call`` in this process, on the
-   same database with the same settings, interleaved; cached (the default server) and
-   uncached (a second server with every cache off, against a service without caches).
+5. **/api/ against the MCP tool in process**: the same tool calls through
+   ``/api/tools/<name>`` and through the MCP tool in this process (and ``Service.call``
+   beside them; how each is timed: :mod:`bench.explorer_api`), on the same database
+   with the same settings, interleaved; cached (the default server) and uncached (a
+   second server with every cache off, against in-process ones without caches).
+   ``--api-only`` runs this part alone.
 
 Targets: capped page p50 <= 1.0 s, expand <= 200 ms, whole graph of the largest vendor
-<= 3 s to first draw, /api/ <= 1.2 x in-process, lifecycle page <= 1.5 s. Screenshots
-of every page go to ``docs/explorer/``. Results: ``bench/results/explorer.json`` and
+<= 3 s to first draw, /api/ <= 1.2 x the MCP tool in process, lifecycle page <= 1.5 s.
+Screenshots of every page go to ``docs/explorer/`` (``--no-screenshots``: left as they are). Results: ``bench/results/explorer.json`` and
 ``explorer.md``. Needs ``/usr/bin/chromium`` (``make chromium``).
 """
 
@@ -41,17 +43,23 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import httpx2
 from rich.console import Console
 from rich.table import Table
 
-from bench import REPO, bench_queries, machine, measuring_parser, parse_measuring, write_results
+from bench import (
+    REPO,
+    RESULTS,
+    bench_queries,
+    machine,
+    measuring_parser,
+    parse_measuring,
+    write_results,
+)
+from bench.explorer_api import compare_api
 from evals.corpus import build_vendor_corpus, default_corpus, eval_database
 from search.embedder import Embedder
 from search.metrics import percentile
 from server.auth import KeyStore
-from server.service import Service
-from server.settings import ServerSettings
 from sql.database import Database
 
 CHROMIUM = "/usr/bin/chromium"
@@ -65,6 +73,15 @@ CHROMIUM_ARGS = [
 ]
 TARGETS = {"capped_ms": 1000.0, "expand_ms": 200.0, "whole_ms": 3000.0, "ratio": 1.2}
 TARGETS["lifecycle_ms"] = 1500.0
+#: The columns of the /api/ comparison (bench.explorer_api.compare_api).
+API_COLUMNS = (
+    "api_p50_ms",
+    "api_httpx_p50_ms",
+    "mcp_p50_ms",
+    "service_p50_ms",
+    "ratio",
+    "ratio_to_service",
+)
 SHOTS = REPO / "docs" / "explorer"
 LIMITS = {"BMCIS_RATE_LIMIT_MINUTE": "1000000", "BMCIS_RATE_LIMIT_HOUR": "10000000"}
 LIMITS["BMCIS_RATE_LIMIT_DAY"] = "100000000"
@@ -132,39 +149,6 @@ def api_calls(largest: str, second: str) -> list[tuple[str, dict[str, Any]]]:
         ("semantic_search", {"query": "end of support for the LTS release", "page_size": 10}),
         ("list_vendors", {"page_size": 100}),
     ]
-
-
-def compare_api(
-    base: str, service: Service, key: str, calls: list[tuple[str, dict[str, Any]]], repeats: int
-) -> dict[str, dict[str, Any]]:
-    """p50 of each call through /api/ and in process, interleaved, and their ratio."""
-    out: dict[str, dict[str, Any]] = {}
-    with httpx2.Client(base_url=base, headers={"X-API-Key": key}, timeout=60) as http:
-        for name, args in calls:
-            label = f"{name} {json.dumps(args, sort_keys=True)}"
-            http_ms: list[float] = []
-            local_ms: list[float] = []
-            for i in range(repeats + 1):
-                start = time.perf_counter()
-                response = http.post(f"/api/tools/{name}", json=args)
-                took = (time.perf_counter() - start) * 1000
-                if response.status_code != 200:
-                    raise SystemExit(f"/api/tools/{name} {args}: {response.text[:300]}")
-                start = time.perf_counter()
-                env, failed = service.call(name, key, args)
-                took_local = (time.perf_counter() - start) * 1000
-                if failed:
-                    raise SystemExit(f"{name} {args}: {env['error']}")
-                if i:  # the first of each is a warm-up
-                    http_ms.append(took)
-                    local_ms.append(took_local)
-            api, local = percentile(http_ms, 50), percentile(local_ms, 50)
-            out[label] = {
-                "api_p50_ms": round(api, 2),
-                "in_process_p50_ms": round(local, 2),
-                "ratio": round(api / local, 2) if local else None,
-            }
-    return out
 
 
 def _mark(page: Any, name: str) -> float:
@@ -325,8 +309,16 @@ def main(argv: list[str] | None = None) -> int:
         "explorer", __doc__, repeats=15, what="page loads per measure", corpus=default_corpus()
     )
     parser.add_argument("--no-screenshots", action="store_true", help="leave docs/explorer/")
+    parser.add_argument(
+        "--api-only",
+        action="store_true",
+        help="only part 5, /api/ against the MCP tool in process (no browser); its results "
+        "go to --out, which then must be given",
+    )
     args = parse_measuring(parser, argv)
-    if not Path(CHROMIUM).exists():
+    if args.api_only and args.out == RESULTS / "explorer.json":
+        parser.error("--api-only writes part of the results: give --out FILE")
+    if not args.api_only and not Path(CHROMIUM).exists():
         raise SystemExit(f"{CHROMIUM} is missing: `make chromium` installs Debian's Chromium")
     console = Console()
     db = eval_database()
@@ -340,27 +332,19 @@ def main(argv: list[str] | None = None) -> int:
     store = KeyStore(db)
     key = store.create(f"bench-explorer-{os.getpid()}")
     embedder = Embedder.from_settings()
-    limits = {"rate_limit_minute": 10**6, "rate_limit_hour": 10**7, "rate_limit_day": 10**8}
     calls = api_calls(*largest)
     try:
         with serving(db, {}) as base:
-            console.print(f"explorer at {base}; pages in headless Chromium ...")
-            pages = browse(base, key, largest, most_cycles, args.repeats, not args.no_screenshots)
-            service = Service(ServerSettings(api_key=key, **limits), db, embedder=embedder)
-            try:
-                cached = compare_api(base, service, key, calls, args.repeats)
-            finally:
-                service.close()
+            pages: dict[str, Any] = {}
+            if not args.api_only:
+                console.print(f"explorer at {base}; pages in headless Chromium ...")
+                pages = browse(
+                    base, key, largest, most_cycles, args.repeats, not args.no_screenshots
+                )
+            console.print("/api/ against the MCP tool in process ...")
+            cached = compare_api(base, db, embedder, key, calls, args.repeats, caches=True)
         with serving(db, NO_CACHES) as base:
-            service = Service(
-                ServerSettings(api_key=key, search_cache_ttl=0, vendor_cache_ttl=0, **limits),
-                db,
-                embedder=embedder,
-            )
-            try:
-                uncached = compare_api(base, service, key, calls, args.repeats)
-            finally:
-                service.close()
+            uncached = compare_api(base, db, embedder, key, calls, args.repeats, caches=False)
     finally:
         store.revoke(f"bench-explorer-{os.getpid()}")
     results = {
@@ -384,38 +368,19 @@ def main(argv: list[str] | None = None) -> int:
             note = f"{row['entities_drawn']} entities"
         table.add_row(label, str(row["p50"]), str(row["p95"]), str(row["n"]), note)
     console.print(table)
-    api = Table(title="/api/ against the same call in process (p50 ms)")
-    for col in (
-        "call",
-        "cached: /api/",
-        "in process",
-        "ratio",
-        "uncached: /api/",
-        "in process",
-        "ratio",
-    ):
+    api = Table(title="/api/ against the MCP tool in process (p50 ms)")
+    for col in ("call", "caches", *API_COLUMNS):
         api.add_column(col)
-    for label in calls_labels(cached):
-        c, u = cached[label], uncached[label]
-        api.add_row(
-            label[:70],
-            str(c["api_p50_ms"]),
-            str(c["in_process_p50_ms"]),
-            str(c["ratio"]),
-            str(u["api_p50_ms"]),
-            str(u["in_process_p50_ms"]),
-            str(u["ratio"]),
-        )
+    for label in cached:
+        for caches, rows in (("on", cached), ("off", uncached)):
+            row = rows[label]
+            api.add_row(label[:60], caches, *(str(row[k]) for k in API_COLUMNS))
     console.print(api)
     write_results(args.out, results)
     md = args.out.with_suffix(".md")
     md.write_text("\n".join(report(results)), encoding="utf-8")
     console.print(f"results: {args.out} and {md}")
     return 0
-
-
-def calls_labels(rows: dict[str, Any]) -> list[str]:
-    return list(rows)
 
 
 def report(results: dict[str, Any]) -> list[str]:
@@ -426,7 +391,7 @@ def report(results: dict[str, Any]) -> list[str]:
         f"Corpus {results['corpus']}, {results['repeats']} repeats per measure, "
         f"{results['machine']['cpus']} CPUs; headless Chromium (Debian), times from the pages' "
         "performance marks. Targets: capped page <= 1,000 ms, expand <= 200 ms, whole graph "
-        "<= 3,000 ms, lifecycle page <= 1,500 ms, /api/ <= 1.2 x in process.",
+        "<= 3,000 ms, lifecycle page <= 1,500 ms, /api/ <= 1.2 x the MCP tool in process.",
         "",
         "| measure | p50 ms | p95 ms | note |",
         "|---|---|---|---|",
@@ -440,15 +405,17 @@ def report(results: dict[str, Any]) -> list[str]:
         lines.append(f"| {label} | {row['p50']} | {row['p95']} | {note} |")
     lines += [
         "",
-        "| call | cached /api/ | in process | ratio | uncached /api/ | in process | ratio |",
-        "|---|---|---|---|---|---|---|",
+        "/api/ (`http.client`, keep-alive; `httpx2` beside it) against the MCP tool in "
+        "process (an SDK client session in memory) and `Service.call`, p50 ms; ratio = "
+        "/api/ / MCP tool.",
+        "",
+        "| call | caches | " + " | ".join(API_COLUMNS) + " |",
+        "|---|---|" + "---|" * len(API_COLUMNS),
     ]
     for label, c in results["api_cached"].items():
-        u = results["api_uncached"][label]
-        lines.append(
-            f"| `{label}` | {c['api_p50_ms']} | {c['in_process_p50_ms']} | {c['ratio']} "
-            f"| {u['api_p50_ms']} | {u['in_process_p50_ms']} | {u['ratio']} |"
-        )
+        for caches, row in (("on", c), ("off", results["api_uncached"][label])):
+            cells = " | ".join(str(row[k]) for k in API_COLUMNS)
+            lines.append(f"| `{label}` | {caches} | {cells} |")
     return [*lines, ""]
 
 
