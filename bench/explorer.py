@@ -24,8 +24,9 @@ from navigation start (or from the click) to the graph drawn. In one run, median
 
 Targets: capped page p50 <= 1.0 s, expand <= 200 ms, whole graph of the largest vendor
 <= 3 s to first draw, /api/ <= 1.2 x the MCP tool in process, lifecycle page <= 1.5 s.
-Screenshots of every page go to ``docs/explorer/`` (``--no-screenshots``: left as they are). Results: ``bench/results/explorer.json`` and
-``explorer.md``. Needs ``/usr/bin/chromium`` (``make chromium``).
+Screenshots of every page go to ``docs/explorer/`` (``--no-screenshots``: left as they
+are). Results: ``bench/results/explorer.json`` and ``explorer.md``. Needs
+``/usr/bin/chromium`` (``make chromium``).
 """
 
 from __future__ import annotations

@@ -20,6 +20,16 @@ SELECT id FROM chunks ORDER BY id;
 -- rebuild_chunk_texts --
 SELECT content, context_header FROM chunks ORDER BY document_id, chunk_index;
 
+-- rebuild_card_texts --
+-- The note cards a rebuild embeds: each note's card (kept on its chunks), once per
+-- text, unless a chunk has the same text (then the chunk's vector serves).
+SELECT DISTINCT ON (d.card_hash) c.card
+FROM documents d
+JOIN chunks c ON c.document_id = d.id
+WHERE d.card_hash IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM chunks x WHERE x.content_hash = d.card_hash)
+ORDER BY d.card_hash, c.chunk_index;
+
 -- drop_database --
 DROP DATABASE IF EXISTS {name} WITH (FORCE);
 
