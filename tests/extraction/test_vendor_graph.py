@@ -272,45 +272,27 @@ def test_a_copy_of_the_notes_elsewhere_gives_the_same_graph(
     assert snapshot(db) == snapshot(full)
 
 
+GRAPH_ROWS = {
+    "entities": "SELECT id - %(b)s AS id, vendor_id, name, normalized_name, type, aliases, "
+    "confidence, mention_count, snippet FROM entities ORDER BY id",
+    "mentions": "SELECT entity_id - %(b)s AS e, chunk_id, start_char, end_char, text "
+    "FROM entity_mentions ORDER BY 1, 2, 3, 4",
+    "relationships": "SELECT vendor_id, source_id - %(b)s AS s, target_id - %(b)s AS t, type, "
+    "confidence, evidence_chunk_id, evidence_sentence, metadata FROM relationships ORDER BY id",
+    "vendors": "SELECT id, name, aliases, document_count, chunk_count, entity_count, "
+    "relationship_count FROM vendors ORDER BY id",
+}
+
+
 def graph_rows(db: Database) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of the graph tables and the vendors' counts, entity ids counted from
     the build's first (each rebuild of a graph allocates new ones)."""
     with db.connect() as conn:
         row = conn.execute("SELECT min(id) AS base FROM entities").fetchone()
-        base = row["base"] if row else 0
+        base = {"b": row["base"] if row else 0}
         return {
-            "entities": [
-                tuple(r.values())
-                for r in conn.execute(
-                    "SELECT id - %(b)s AS id, vendor_id, name, normalized_name, type, aliases, "
-                    "confidence, mention_count, snippet FROM entities ORDER BY id",
-                    {"b": base},
-                )
-            ],
-            "mentions": [
-                tuple(r.values())
-                for r in conn.execute(
-                    "SELECT entity_id - %(b)s AS e, chunk_id, start_char, end_char, text "
-                    "FROM entity_mentions ORDER BY 1, 2, 3, 4",
-                    {"b": base},
-                )
-            ],
-            "relationships": [
-                tuple(r.values())
-                for r in conn.execute(
-                    "SELECT vendor_id, source_id - %(b)s AS s, target_id - %(b)s AS t, type, "
-                    "confidence, evidence_chunk_id, evidence_sentence, metadata "
-                    "FROM relationships ORDER BY id",
-                    {"b": base},
-                )
-            ],
-            "vendors": [
-                tuple(r.values())
-                for r in conn.execute(
-                    "SELECT id, name, aliases, document_count, chunk_count, entity_count, "
-                    "relationship_count FROM vendors ORDER BY id"
-                )
-            ],
+            table: [tuple(r.values()) for r in conn.execute(query, base)]
+            for table, query in GRAPH_ROWS.items()
         }
 
 
