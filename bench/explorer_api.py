@@ -38,6 +38,8 @@ from server.settings import ServerSettings
 from sql.database import Database
 
 Call = tuple[str, dict[str, Any]]
+#: How each call is made (module docstring).
+_WAYS = ("api", "api_httpx", "mcp", "service")
 
 
 class LeanClient:
@@ -123,9 +125,6 @@ def compare_api(
         lean.close()
         service.close()
     return out
-
-
-_WAYS = ("api", "api_httpx", "mcp", "service")
 
 
 async def _mcp_call(client: Any, name: str, args: dict[str, Any]) -> tuple[float, Any]:

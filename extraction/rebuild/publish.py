@@ -184,18 +184,12 @@ class Publisher:
             }
             affected.update(previous)
             keys = {p.document.path: _vendor_key(p.document.vendor) for p in prepared}
-            names = {keys[p.document.path]: p.document.vendor for p in reversed(prepared)}
-            order = list(dict.fromkeys(keys[p.document.path] for p in prepared))
+            first_names: dict[str, str] = {}  # each vendor key's first folder name, in order
+            for p in prepared:
+                first_names.setdefault(keys[p.document.path], p.document.vendor)
+            upserts = [{"name": n, "normalized_name": k} for k, n in first_names.items()]
             vendor_ids = dict(
-                zip(
-                    order,
-                    _returned_ids(
-                        conn,
-                        q["upsert_vendor"],
-                        [{"name": names[k], "normalized_name": k} for k in order],
-                    ),
-                    strict=True,
-                )
+                zip(first_names, _returned_ids(conn, q["upsert_vendor"], upserts), strict=True)
             )
             affected.update(vendor_ids.values())
             doc_ids = _returned_ids(
