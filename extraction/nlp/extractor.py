@@ -361,6 +361,7 @@ class Extractor:
             for match_id, start, end in matcher(doc):
                 label = self.nlp.vocab.strings[match_id]
                 found.append(_Candidate(start, end, label, "ruler", 2))
+        found.extend(_capitalised_subject(doc, context))
         text = doc.text
         for m in _PRODUCT_SHAPE.finditer(text):
             span = doc.char_span(m.start(), m.end())
@@ -497,6 +498,22 @@ def _extends_seed(doc: Doc, cand: _Candidate, seeds: list[_Candidate], starts: l
             if all(doc[i].is_lower or doc[i].is_punct or doc[i].is_space for i in rest):
                 return True
     return False
+
+
+def _capitalised_subject(doc: Doc, context: ExtractionContext) -> list[_Candidate]:
+    """A note titled in lower case ("elasticsearch") about a product it writes
+    capitalised ("Elasticsearch is built on Apache Lucene"): that spelling is a seed
+    too (only the subject's: "Make" is no product in every note)."""
+    subject = context.subject
+    if not subject or not subject.islower() or (subject, "PRODUCT") not in context.known_entities:
+        return []
+    words = (subject[:1].upper() + subject[1:]).split()
+    n = len(words)
+    return [
+        _Candidate(i, i + n, "PRODUCT", "ruler", 2)
+        for i in range(len(doc) - n + 1)
+        if all(doc[i + k].text == words[k] for k in range(n))
+    ]
 
 
 def _declared(context: ExtractionContext | None) -> frozenset[str]:

@@ -16,6 +16,7 @@ from extraction.nlp.pattern_rules import (
     MAX_CLIMB,
     NOMINAL,
     PRONOUNS,
+    SUBJECT_NOUNS,
     UP,
 )
 
@@ -37,7 +38,7 @@ class Ends:
         k = self.owner[tok.i]
         if k >= 0:
             return self.named[k]
-        if self.subject and tok.lower_ in PRONOUNS and tok.dep_ in ("nsubj", "nsubjpass"):
+        if self.subject and tok.dep_ in ("nsubj", "nsubjpass") and _stands_for_subject(tok):
             return Mention(self.doc[tok.i : tok.i + 1], "PRODUCT", self.subject, pronoun=True)
         if guessed and (g := self.guessed_owner[tok.i]) >= 0:
             m = self.guessed[g]
@@ -74,7 +75,7 @@ class Ends:
         found = self.at(tok, guessed) if guessed else None
         return [found] if found is not None else []
 
-    def _inside(self, tok: Token) -> list[Mention]:
+    def _inside(self, tok: Token, depth: int = 0) -> list[Mention]:
         """The names a plain noun stands for."""
         if tok.pos_ not in ("NOUN", "PROPN") or tok.lower_ not in GENERIC | FOR_NOUNS:
             return []
@@ -101,12 +102,17 @@ class Ends:
             # a product before an owner ("the Eclipse OpenJ9 JVM" is OpenJ9)
             products = [m for m in modifiers if m.label == "PRODUCT"] or modifiers
             return [min(products, key=lambda m: m.span.start)]
-        # "versions of Keycloak", "API standards like OpenAPI"
+        # "versions of Keycloak", "API standards like OpenAPI", and a plain noun there
+        # in turn ("a modified version of the Linux kernel" is Linux)
         for child in tok.children:
             if child.dep_ == "prep" and child.lower_ in ("of", "like"):
                 for pobj in child.children:
-                    if pobj.dep_ == "pobj" and (m := self.at(pobj)) is not None:
+                    if pobj.dep_ != "pobj":
+                        continue
+                    if (m := self.at(pobj)) is not None:
                         return [m]
+                    if depth < 2 and (inner := self._inside(pobj, depth + 1)):
+                        return inner
         return []
 
     def _named_kind(self, noun: Token) -> Mention | None:
@@ -177,7 +183,9 @@ class Ends:
                 if found and not (product and all(guessed_other(m) for m in found)):
                     return found
                 continue
-            if (
+            if _misread_participle(tok):
+                tok = tok.head.head  # past the participle and a subject the model gave it
+            elif (
                 tok.dep_ in UP
                 or (tok.dep_ == "advcl" and tok.tag_ == "VBN")
                 or (tok.dep_ == "dobj" and tok.head.lower_ in ("has", "have", "had"))
@@ -192,6 +200,33 @@ class Ends:
             ):
                 return self.names(tok, inside=False)
         return []
+
+
+def _misread_participle(tok: Token) -> bool:
+    """A noun the model made the object of a participle that modifies it ("a GPLv2
+    with CPE licensed build of Y": "licensed" an adverbial clause, "build" its
+    object): what the noun's phrase is about is the participle's host's."""
+    head = tok.head
+    return (
+        tok.dep_ == "dobj"
+        and head.tag_ in ("VBN", "VBD")
+        and head.dep_ == "advcl"
+        and not any(c.dep_ in ("aux", "auxpass") for c in head.children)
+    )
+
+
+def _stands_for_subject(tok: Token) -> bool:
+    """A subject that, in a note about a product, is that product: "It", "This", or
+    "the" and a word for what the product is, alone ("The game is based on Dota Auto
+    Chess", "The project is maintained by ..."; not "The Linux kernel", not "The
+    engine": a part of the product)."""
+    if tok.lower_ in PRONOUNS:
+        return True
+    return (
+        tok.pos_ == "NOUN"
+        and tok.lower_ in SUBJECT_NOUNS
+        and [(c.dep_, c.lower_) for c in tok.children] == [("det", "the")]
+    )
 
 
 def noun_host(noun: Token) -> Token | None:

@@ -61,6 +61,8 @@ USE_AS_NOUNS = frozenset(
     """.split()  # noqa: SIM905
 )
 USE = frozenset(["uses", "use", "used", "using", "deploys", "deploying", "deploy"])
+#: What a product uses of another that makes it based on that one ("uses a fork of Y").
+USED_BASES = frozenset(["build", "fork", "version", "port", "variant"])
 MADE_BY = frozenset(
     """
     developed created maintained managed made designed written authored built published produced
@@ -97,11 +99,19 @@ GENERIC = frozenset(
     framework frameworks library libraries version versions release releases branches branch
     partners partner initiative program programme providers provider team community systems
     system servers server services service specification standard standards stack ecosystem
-    architecture kernel jvm
+    architecture kernel jvm software protocol protocols
     """.split()  # noqa: SIM905
 )
 EMBED = frozenset(["embeds", "embed", "embedding", "embedded", "bundles", "bundling"])
 PRONOUNS = frozenset(["it", "this"])
+#: Words for what a note's product is that, as "the <word>" alone, name it as a subject
+#: (not parts of a product: "the engine", "the kernel", "the server").
+SUBJECT_NOUNS = frozenset(
+    """
+    game software project framework library tool application app language program
+    programme editor browser product distribution
+    """.split()  # noqa: SIM905
+)
 #: Dependencies climbed from a trigger to what its phrase is about.
 UP = frozenset(
     """
@@ -205,7 +215,15 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
         "BASED_ON",
         [
             [
-                _trigger({**_any(BASE_NOUNS), "DEP": {"IN": ["attr", "appos", "ROOT", "oprd"]}}),
+                # "conj": "an open source, community-driven fork of Y", parsed as a second
+                # complement; "dobj": "a GPLv2 with CPE licensed build of Y", where the
+                # model reads "licensed" as a verb (about() takes only that shape)
+                _trigger(
+                    {
+                        **_any(BASE_NOUNS),
+                        "DEP": {"IN": ["attr", "appos", "ROOT", "oprd", "conj", "dobj"]},
+                    }
+                ),
                 _node("trigger", ">", "prep", _prep(["of"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
@@ -242,6 +260,12 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("trigger", ">", "tgt", {"DEP": "dobj"}),
                 _node("trigger", ">", "as", _prep(["as"])),
                 _node("as", ">", "role", {"DEP": "pobj", **_any(USE_AS_NOUNS)}),
+            ],
+            [  # "It uses a custom build of Pixi.js for WebGL"
+                _trigger({**_any(USE), "POS": "VERB"}),
+                _node("trigger", ">", "what", {"DEP": "dobj", **_any(USED_BASES)}),
+                _node("what", ">", "of", _prep(["of"])),
+                _node("of", ">", "tgt", {"DEP": "pobj"}),
             ],
             [  # "Y is used as the backing store by X"
                 _trigger({"LOWER": "used"}),

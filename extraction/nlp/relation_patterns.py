@@ -16,7 +16,10 @@ Minecraft is ..."). Around that:
   engine", "the Ruby language"), or the names in apposition to it ("ESLint's
   partners, Tidelift and HeroDevs");
 - **the note's subject for "It"**: in a note about a product, "It" (or "This")
-  as the subject is that product ("It's built on V8").
+  as the subject is that product ("It's built on V8"), and so is "the" with a word
+  for what it is, alone ("The game is based on Dota Auto Chess");
+- **a plain noun inside a plain noun**: "a modified version of the Linux kernel" is
+  Linux.
 
 The rules and what they find:
 
@@ -27,8 +30,8 @@ The rules and what they find:
 ``base_noun``             BASED_ON: "X is a fork / build / distribution / implementation /
                           derivative / superset / version of Y"
 ``powered``               BASED_ON: "powered by Y"
-``uses_as``               BASED_ON: "X uses Y as its engine"; "Y is used as the backing store
-                          by X"
+``uses_as``               BASED_ON: "X uses Y as its engine", "uses a (custom) build / fork
+                          of Y"; "Y is used as the backing store by X"
 ``y_based``               BASED_ON: "a Kubernetes-based platform"
 ``for_noun``              BASED_ON: "X, a framework / controller / compiler ... for Y"
 ``made_by``               PRODUCES: "developed / created / maintained / managed / published /

@@ -127,16 +127,18 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     # >= 0.5 only with n >= 20, precision >= 0.75 and a Wilson lower bound >= 0.65 (the
     # bound, rounded down, is the confidence); precision >= 0.75 on fewer: 0.45; below
     # 0.75: 0.35, under every floor of the graph. Comments: right / judged (gold + sample).
-    ("BASED_ON", "pattern:based_on", "*", "*"): 0.75,  # 42/46
-    ("BASED_ON", "pattern:base_noun", "*", "*"): 0.8,  # 33/35
-    ("BASED_ON", "pattern:for_noun", "*", "*"): 0.75,  # 38/42
+    ("BASED_ON", "pattern:based_on", "*", "*"): 0.85,  # 44/46
+    ("BASED_ON", "pattern:base_noun", "*", "*"): 0.85,  # 36/37
+    ("BASED_ON", "pattern:for_noun", "*", "*"): 0.75,  # 39/43
     ("BASED_ON", "pattern:y_based", "*", "*"): 0.45,  # 19/19
-    ("BASED_ON", "pattern:runs_on", "*", "*"): 0.45,  # 9/12
-    ("BASED_ON", "pattern:uses_as", "*", "*"): 0.45,  # 6/6
+    # runs_on fell under 0.75 in the sample of 2026-11-27 ("The game runs on Microsoft
+    # Windows": a platform, not a base), so it stays under the floors
+    ("BASED_ON", "pattern:runs_on", "*", "*"): 0.35,  # 9/13
+    ("BASED_ON", "pattern:uses_as", "*", "*"): 0.45,  # 7/7
     ("BASED_ON", "pattern:embeds", "*", "*"): 0.45,  # 4/4
     ("BASED_ON", "pattern:derived", "*", "*"): 0.45,  # 1/1
     ("BASED_ON", "pattern:powered", "*", "*"): 0.35,  # 2/3
-    ("PRODUCES", "pattern:made_by", "*", "*"): 0.85,  # 33/34
+    ("PRODUCES", "pattern:made_by", "*", "*"): 0.8,  # 37/39
     ("PRODUCES", "pattern:maker_verb", "*", "*"): 0.45,  # 2/2
     ("PRODUCES", "pattern:project_of", "*", "*"): 0.45,  # 4/4
     ("PRODUCES", "pattern:poss", "*", "*"): 0.35,  # 4/6

@@ -79,6 +79,12 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             ("Kubernetes", "etcd"),
             "uses_as",
         ),
+        (
+            "It uses a custom build of Chromium for rendering.",
+            "Electron",
+            ("Electron", "Chromium"),
+            "uses_as",
+        ),
         ("Clear Linux was derived from Ubuntu.", None, ("Clear Linux", "Ubuntu"), "derived"),
         # PRODUCES
         ("It was developed by Intel.", "Clear Linux", ("Intel", "Clear Linux"), "made_by"),
@@ -148,6 +154,63 @@ def test_it_is_the_note_s_subject_only_when_the_note_has_one(extractor: Extracto
         extractor, "It was developed by Intel.", "Clear Linux"
     )
     assert not _typed(extractor, "It was developed by Intel.")
+
+
+def test_the_word_for_what_the_subject_is_stands_for_it_alone(extractor: Extractor) -> None:
+    assert _typed(extractor, "The game is based on Minecraft.", "Terraform") == {
+        ("Terraform", "BASED_ON", "Minecraft")
+    }
+    assert _typed(extractor, "The project is maintained by GitHub.", "Deno") == {
+        ("GitHub", "PRODUCES", "Deno")
+    }
+    # not without a subject, not with more words, not a part of the product
+    assert not _typed(extractor, "The game is based on Minecraft.")
+    assert not _typed(extractor, "The new game is based on Minecraft.", "Terraform")
+    assert not _typed(extractor, "The kernel is based on Xen.", "Ubuntu")
+
+
+def test_a_plain_noun_inside_a_plain_noun_is_the_name_in_it(extractor: Extractor) -> None:
+    found = _typed(
+        extractor, "Ubuntu is a system based on a modified version of the Debian kernel."
+    )
+    assert ("Ubuntu", "BASED_ON", "Debian") in found
+
+
+def test_a_base_noun_the_model_misattached_is_still_read(extractor: Extractor) -> None:
+    def typed(text: str, *seeds: tuple[str, str]) -> set[tuple[str, str, str]]:
+        ctx = ExtractionContext(known_entities=seeds)
+        return {(r.source, r.type, r.target) for r in extractor.extract(text, ctx).relations}
+
+    # a second complement ("open source, community-driven fork"), the shared corpus's words
+    conj = (
+        "OpenBao is an open source, community-driven fork of Hashicorp Vault managed by "
+        "the Linux Foundation."
+    )
+    found = typed(conj, ("OpenBao", "PRODUCT"), ("Hashicorp Vault", "PRODUCT"))
+    assert ("OpenBao", "BASED_ON", "Hashicorp Vault") in found
+    # a participle read as a verb with its own subject ("with CPE licensed build")
+    licensed = (
+        "Amazon Corretto is a GPLv2 with CPE licensed build of the Open Java Development "
+        "Kit (OpenJDK) with long-term support and patches from Amazon."
+    )
+    found = typed(licensed, ("Amazon Corretto", "PRODUCT"), ("OpenJDK", "PRODUCT"))
+    assert ("Amazon Corretto", "BASED_ON", "Open Java Development Kit") in found
+    assert not [f for f in found if f[0] == "CPE" and f[1] != "MENTIONED_WITH"]
+    # a real verb's object is no base of its subject
+    assert not _typed(extractor, "Microsoft has released a build of Ubuntu.")
+
+
+def test_a_subject_titled_in_lower_case_is_found_capitalised(extractor: Extractor) -> None:
+    ctx = ExtractionContext(
+        known_entities=(("elasticsearch", "PRODUCT"), ("Apache Lucene", "PRODUCT")),
+        subject="elasticsearch",
+    )
+    text = "Elasticsearch is built on Apache Lucene."
+    found = {(r.source, r.type, r.target) for r in extractor.extract(text, ctx).relations}
+    assert ("Elasticsearch", "BASED_ON", "Apache Lucene") in found
+    # only the note's own subject gets that spelling, not every lower-case seed
+    other = ExtractionContext(known_entities=ctx.known_entities, subject="Apache Lucene")
+    assert "Elasticsearch" not in {e.text for e in extractor.extract(text, other).entities}
 
 
 def test_what_only_modifies_a_kind_of_thing_is_not_the_product(extractor: Extractor) -> None:
