@@ -54,7 +54,13 @@ from extraction.graph.naming import (
     settle_names,
     squashed_name,
 )
-from extraction.graph.note_edges import VENDOR, VendorNote, note_edges, note_mentions
+from extraction.graph.note_edges import (
+    VENDOR,
+    VendorNote,
+    note_edges,
+    note_mentions,
+    related_named_in_prose,
+)
 from extraction.graph.resolve import Resolution, resolve_entities
 from extraction.models import EntityMention, RelationMention
 from extraction.names import guess_vendor_type, has_org_word
@@ -62,7 +68,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "17"
+GRAPH_VERSION = "18"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -156,10 +162,12 @@ def build_vendor_graph(
     me = _Vendor.of(vendor, vendor_aliases, gazetteer)
     clash = me.clashing(notes)
     raw = _prose_mentions(prose, namer)
+    named = _products_by_note(raw, {row.chunk_id: row.path for row in prose})
     structural: list[RawEdge] = []
     for note in notes:
         raw.extend(note_mentions(note, namer))
         structural.extend(note_edges(note, namer, me.name, me.type, me.keys, me.squashed, me.names))
+        structural.extend(related_named_in_prose(note, namer, named.get(note.path, {})))
     mentions, settled, corpus_keys = settle_names(
         raw, namer, None if clash else me.name, me.type, me.keys
     )
@@ -242,6 +250,18 @@ class _Vendor:
             for n in notes
             if n.facts.is_product and n.facts.subject and name_key(n.facts.subject) in self.keys
         ]
+
+
+def _products_by_note(
+    raw: Sequence[RawMention], paths: dict[int, str]
+) -> dict[str, dict[str, str]]:
+    """Each note's product names in its prose, by their squashed form ("nodejs")."""
+    out: dict[str, dict[str, str]] = {}
+    for m in raw:
+        if m.label == "PRODUCT":
+            key = re.sub(r"[^a-z0-9]+", "", m.name.casefold())
+            out.setdefault(paths.get(m.chunk_id, ""), {}).setdefault(key, m.name)
+    return out
 
 
 def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list[RawMention]:

@@ -25,6 +25,7 @@ A title can name a product's base (:func:`title_base`): "Red Hat build of OpenJD
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
@@ -163,6 +164,43 @@ def title_base(subject: str, namer: Namer) -> str | None:
     if entry is None or entry.type != "PRODUCT" or name_key(entry.name) == name_key(subject):
         return None
     return entry.name
+
+
+def related_named_in_prose(
+    note: VendorNote, namer: Namer, products: Mapping[str, str]
+) -> list[RawEdge]:
+    """RELATED_TO for a ``related`` slug no note of the corpus is (so the gazetteer
+    cannot name it), when the note's own prose names a product by that slug:
+    ``products`` maps the squashed names of the products the model and the seeds
+    found in the note ("gecko", "nodejs") to the names ("Gecko", "Node.js"). A
+    concept slug ("devops", "graphics") names no product in the prose, so it stays
+    out."""
+    facts = note.facts
+    if not (facts.subject and facts.is_product) or namer.gazetteer is None:
+        return []
+    subject = facts.subject
+    out: list[RawEdge] = []
+    for slug in facts.related:
+        if namer.gazetteer.product_for_slug(slug) is not None:
+            continue  # note_edges names it from the corpus
+        name = products.get(re.sub(r"[^a-z0-9]+", "", slug.casefold()))
+        if name is None or name_key(name) == name_key(subject):
+            continue
+        out.append(
+            RawEdge(
+                subject,
+                "PRODUCT",
+                name,
+                "PRODUCT",
+                "RELATED_TO",
+                STRUCTURE_CONFIDENCE["related"],
+                note.chunk_id,
+                f"related: {slug}",
+                "front_matter",
+                (("provenance", PROVENANCE["related"]),),
+            )
+        )
+    return out
 
 
 def note_edges(

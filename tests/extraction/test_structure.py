@@ -3,6 +3,7 @@ built from both (pure, no database)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -180,6 +181,27 @@ def test_created_by_and_related_become_relationships_with_provenance() -> None:
     # every entity points at the chunk of the note that names it
     assert {m.chunk_id for m in graph.mentions} == {1}
     assert {graph.entities[m.entity].name for m in graph.mentions} >= {"Redux", "Andrew Clark"}
+
+
+def test_a_related_slug_no_note_is_names_the_product_the_note_s_prose_names() -> None:
+    note = doc("Dan_Abramov", "topic-redux.md", REDUX.replace(b"devops", b"immer, devops"))
+    text = "Redux pairs well with Immer and with DevOps practice."
+    row = _row(text, [("Immer", "PRODUCT", "ner"), ("DevOps", "ORG", "ner")], [])
+    row = replace(row, path=note.path)
+    edges = _edges(_graph([note], [row], "Dan Abramov"))
+    related = {frozenset((s, t)) for s, r, t in edges if r == "RELATED_TO"}
+    # "immer" is no note of the corpus, but the prose names the product Immer; "devops"
+    # names no product there (a concept), and the corpus's own notes still come first
+    assert related == {
+        frozenset(("Redux", "JavaScript")),
+        frozenset(("Redux", "React")),
+        frozenset(("Redux", "Immer")),
+    }
+    # a product of another note's prose is not this note's
+    elsewhere = replace(row, path="vendors/Dan_Abramov/topic-other.md")
+    edges = _edges(_graph([note], [elsewhere], "Dan Abramov"))
+    assert ("Redux", "RELATED_TO", "Immer") not in edges
+    assert ("Immer", "RELATED_TO", "Redux") not in edges
 
 
 def test_a_topic_page_s_folder_is_not_a_maker_and_the_vendor_is_always_in_its_graph() -> None:
