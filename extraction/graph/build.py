@@ -68,7 +68,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "18"
+GRAPH_VERSION = "19"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -259,8 +259,7 @@ def _products_by_note(
     out: dict[str, dict[str, str]] = {}
     for m in raw:
         if m.label == "PRODUCT":
-            key = re.sub(r"[^a-z0-9]+", "", m.name.casefold())
-            out.setdefault(paths.get(m.chunk_id, ""), {}).setdefault(key, m.name)
+            out.setdefault(paths.get(m.chunk_id, ""), {}).setdefault(squashed_name(m.name), m.name)
     return out
 
 

@@ -183,7 +183,7 @@ def related_named_in_prose(
     for slug in facts.related:
         if namer.gazetteer.product_for_slug(slug) is not None:
             continue  # note_edges names it from the corpus
-        name = products.get(re.sub(r"[^a-z0-9]+", "", slug.casefold()))
+        name = products.get(squashed_name(slug))
         if name is None or name_key(name) == name_key(subject):
             continue
         out.append(
