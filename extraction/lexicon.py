@@ -57,6 +57,8 @@ module|modules|repository|repo|repos|faq|docs|documentation|readme|license|licen
 getting started|overview|introduction|installation|usage|features|examples|tutorial
 tutorials|guide|guides|mvc|mvvm|orm|crud|spa|cms|crm|erp|ide|ides|mit|gpl|bsd|n-1|n-2|n-3
 x86|x64|arm64|amd64|aarch64|32-bit|64-bit|software|hardware|tools|services
+rpc|pwa|ssr|ssg|csr|p2p|nosql|voip|hmr|mvcc|hmvc|vcs|dvcs|hateoas|pubsub|pub/sub
+cicd|webapp|web app|hotkey|hotkeys|datetime|microblog|pseudocode|e-ink|eink|2fa|mfa|cdn|rpa
 """
 
 # Practices and methods: named in capitals, but fields of work, not things.

@@ -59,7 +59,7 @@ from extraction.graph.note_edges import (
     VendorNote,
     note_edges,
     note_mentions,
-    related_named_in_prose,
+    related_without_note,
 )
 from extraction.graph.resolve import Resolution, resolve_entities
 from extraction.models import EntityMention, RelationMention
@@ -68,7 +68,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "19"
+GRAPH_VERSION = "20"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -163,11 +163,14 @@ def build_vendor_graph(
     clash = me.clashing(notes)
     raw = _prose_mentions(prose, namer)
     named = _products_by_note(raw, {row.chunk_id: row.path for row in prose})
+    texts = _texts_by_note(prose)
     structural: list[RawEdge] = []
     for note in notes:
         raw.extend(note_mentions(note, namer))
         structural.extend(note_edges(note, namer, me.name, me.type, me.keys, me.squashed, me.names))
-        structural.extend(related_named_in_prose(note, namer, named.get(note.path, {})))
+        structural.extend(
+            related_without_note(note, namer, named.get(note.path, {}), texts.get(note.path, ""))
+        )
     mentions, settled, corpus_keys = settle_names(
         raw, namer, None if clash else me.name, me.type, me.keys
     )
@@ -261,6 +264,14 @@ def _products_by_note(
         if m.label == "PRODUCT":
             out.setdefault(paths.get(m.chunk_id, ""), {}).setdefault(squashed_name(m.name), m.name)
     return out
+
+
+def _texts_by_note(rows: Sequence[VendorChunkExtraction]) -> dict[str, str]:
+    """Each note's prose, its chunks' bodies one after another."""
+    out: dict[str, list[str]] = {}
+    for row in rows:
+        out.setdefault(row.path, []).append(row.content[row.body_offset :])
+    return {path: "\n".join(parts) for path, parts in out.items()}
 
 
 def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list[RawMention]:

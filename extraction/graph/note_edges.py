@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from extraction.graph.naming import Namer, RawEdge, RawMention, name_key, squashed_name
+from extraction.graph.related_slugs import slug_name
 from extraction.notes.structure import NoteFacts, SupportOffer
 
 #: Confidence of the facts the notes' structure states.
@@ -43,6 +44,7 @@ STRUCTURE_CONFIDENCE = {
     "title": 0.6,
     "title_base": 0.75,
     "related": 0.6,
+    "related_slug": 0.5,
 }
 #: What each structural fact is called in a relationship's ``provenance``.
 PROVENANCE = {
@@ -54,6 +56,7 @@ PROVENANCE = {
     "title": "front matter: title",
     "title_base": "front matter: title",
     "related": "front matter: related",
+    "related_slug": "front matter: related (a name by its slug)",
 }
 #: The end of a structural relationship that is the vendor itself.
 VENDOR = "\x00vendor"
@@ -166,38 +169,46 @@ def title_base(subject: str, namer: Namer) -> str | None:
     return entry.name
 
 
-def related_named_in_prose(
-    note: VendorNote, namer: Namer, products: Mapping[str, str]
+def related_without_note(
+    note: VendorNote, namer: Namer, products: Mapping[str, str], text: str
 ) -> list[RawEdge]:
-    """RELATED_TO for a ``related`` slug no note of the corpus is (so the gazetteer
-    cannot name it), when the note's own prose names a product by that slug:
-    ``products`` maps the squashed names of the products the model and the seeds
-    found in the note ("gecko", "nodejs") to the names ("Gecko", "Node.js"). A
-    concept slug ("devops", "graphics") names no product in the prose, so it stays
-    out."""
+    """RELATED_TO for each ``related`` slug no note of the corpus is (so the
+    gazetteer cannot name it) that names a product or an organisation: one the
+    note's prose names by that slug (``products`` maps the squashed names of the
+    products the model and the seeds found in the note, "gecko", to the names,
+    "Gecko"), else one the note's ``text`` writes or the slug's shape names
+    (:func:`~extraction.graph.related_slugs.slug_name`). A topic slug ("devops",
+    "graphics") names nothing, so it stays out."""
     facts = note.facts
     if not (facts.subject and facts.is_product) or namer.gazetteer is None:
         return []
     subject = facts.subject
+    makers = {name_key(m.name) for m in facts.makers}
     out: list[RawEdge] = []
     for slug in facts.related:
         if namer.gazetteer.product_for_slug(slug) is not None:
             continue  # note_edges names it from the corpus
-        name = products.get(squashed_name(slug))
-        if name is None or name_key(name) == name_key(subject):
+        how = "related"
+        found: tuple[str, str] | None = None
+        if name := products.get(squashed_name(slug)):
+            found = (name, "PRODUCT")
+        else:
+            how = "related_slug"
+            found = slug_name(slug, text, namer)
+        if found is None or name_key(found[0]) in {name_key(subject), *makers}:
             continue
         out.append(
             RawEdge(
                 subject,
                 "PRODUCT",
-                name,
-                "PRODUCT",
+                found[0],
+                found[1],
                 "RELATED_TO",
-                STRUCTURE_CONFIDENCE["related"],
+                STRUCTURE_CONFIDENCE[how],
                 note.chunk_id,
                 f"related: {slug}",
-                "front_matter",
-                (("provenance", PROVENANCE["related"]),),
+                "front_matter" if how == "related" else how,
+                (("provenance", PROVENANCE[how]),),
             )
         )
     return out

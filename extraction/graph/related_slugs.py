@@ -1,0 +1,193 @@
+"""Which ``related`` slugs of a note name a product that no note of the corpus is.
+
+A topic note's ``related`` list mixes named things (``graphiql``, ``fido2``,
+``bluesky-api``) with topics (``devops``, ``authentication``, ``event-loop``).
+The gazetteer names the slugs a note of the corpus is (``react`` is React); for
+the rest, :func:`slug_name` decides from the slug and the note:
+
+1. **The note writes it.** The note's text holds the slug as one word with a
+   capital, in the middle of a sentence and not inside a longer capitalised name
+   ("GraphiQL", "HonoX", "JSON-LD"): that form is the name. A common English word
+   written with capitals ("Tweets", "REST") must be written so twice. Several words
+   are left to rule 2 ("Internet of Things" and "CSS Preprocessor" are capitalised
+   topics).
+2. **The slug is shaped like a name.** One word that is not English, by its
+   frequency in wordfreq's English lists (below :data:`COMMON_ZIPF` on the Zipf
+   scale: "jxon" 0, "sparql" 1.4, while "authentication" is 3.4), that is not
+   generic vocabulary ("cli", "pwa"), and that does not read as a derived common
+   noun ("containerization", "linting", "coroutines", "raytracer"). Or several words
+   whose first is a name (a product or an organisation the corpus declares, or a
+   word that is not English) and whose others are names too, or ``api``
+   ("bluesky-api" is the Bluesky API; "css-layout", "twitter-bot" and
+   "nginx-server" stay topics).
+
+A name found by rule 2 alone is displayed from the slug (words without a vowel, or
+short ones with one, in capitals: "u2f" → "U2F", "dhtml" → "DHTML"; others
+capitalised, "elmish" → "Elmish"; a word the corpus names keeps its form,
+"bluesky-api" → "Bluesky API"). Measured and tuned on the tuned splits' ``related``
+slugs that no note is (evals/data/vendor_graph): 119 uses, 46 of them labelled as
+required relations; see docs/building-the-graph.md.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from wordfreq import zipf_frequency
+
+from extraction.graph.naming import Namer, squashed_name
+from extraction.lexicon import is_vocabulary
+
+#: A word at or above this Zipf frequency in English text (about 1 in 10 million
+#: words) is a word, not a name, when it is all a slug says.
+COMMON_ZIPF = 2.1
+#: Words after a name that make a slug a kind of thing, not a name ("twitter-bot").
+_KIND_WORDS = frozenset(
+    [
+        "bot",
+        "bots",
+        "client",
+        "clients",
+        "app",
+        "apps",
+        "application",
+        "applications",
+        "theme",
+        "themes",
+        "command",
+        "commands",
+        "tutorial",
+        "tutorials",
+        "example",
+        "examples",
+        "community",
+        "template",
+        "templates",
+        "plugin",
+        "plugins",
+        "addon",
+        "addons",
+        "mod",
+        "mods",
+        "server",
+        "servers",
+        "tool",
+        "tools",
+    ]
+)
+#: Endings of derived common nouns ("containerization", "linting", "autoloader").
+_DERIVED = re.compile(
+    r"(?:ation|isation|ization|ing|ity|ism|ness|ment|ments|graphy|i[sz]e|\w{5}(?:er|or)s?)$"
+)
+_TOKEN = re.compile(r"[A-Za-z0-9][\w.+#/-]*")
+_SENTENCE_END = frozenset(".!?:#\n|-")
+
+
+@lru_cache(maxsize=8192)
+def is_common_word(word: str) -> bool:
+    """Whether ``word`` is ordinary English (wordfreq's Zipf frequency)."""
+    return zipf_frequency(word, "en") >= COMMON_ZIPF
+
+
+def _plural_noun(word: str) -> bool:
+    return len(word) > 5 and word.endswith("s") and not word.endswith("ss")
+
+
+def _known(word: str, namer: Namer) -> tuple[str, str] | None:
+    """A one-word product or organisation the corpus declares, and its type."""
+    entry = namer.gazetteer.lookup(word) if namer.gazetteer is not None else None
+    if (
+        entry is not None
+        and entry.type in ("PRODUCT", "ORG")
+        and len(entry.name.split()) == 1
+        and entry.name != entry.name.lower()
+    ):
+        return entry.name, entry.type
+    return None
+
+
+def _name_word(word: str, namer: Namer) -> str | None:
+    """How a slug word that is a name is written, or None when it is a word."""
+    if known := _known(word, namer):
+        return known[0]
+    if is_vocabulary(word) or is_common_word(word) or not re.search("[a-z]", word):
+        return None
+    if _DERIVED.search(word) or _plural_noun(word):
+        return None
+    vowels = len(re.findall("[aeiouy]", word))
+    acronym = vowels == 0 or (vowels == 1 and len(word) <= 4)
+    return word.upper() if acronym else word.capitalize()
+
+
+def slug_shaped_name(slug: str, namer: Namer) -> tuple[str, str] | None:
+    """Rule 2: the name a slug is by its shape alone and its type (an organisation
+    the corpus declares, else a product), or None for a topic."""
+    words = [w for w in slug.lower().split("-") if w]
+    if not words or is_vocabulary(" ".join(words)) or is_vocabulary(words[0]):
+        return None
+    if len(words) == 1:
+        word = words[0]
+        if known := _known(word, namer):
+            return known
+        name = _name_word(word, namer) if len(word) >= 2 else None
+        return (name, "PRODUCT") if name else None
+    if words[-1] in _KIND_WORDS or re.fullmatch(r"v?\d+", words[-1]):
+        return None
+    shown = [_name_word(words[0], namer)]
+    for word in words[1:]:
+        shown.append("API" if word == "api" else _name_word(word, namer))
+    if any(s is None for s in shown):
+        return None
+    return " ".join(s for s in shown if s), "PRODUCT"
+
+
+def written_form(slug: str, text: str) -> str | None:
+    """Rule 1: how the note's text writes the slug as a name, if it does."""
+    key = squashed_name(slug)
+    if not key:
+        return None
+    tokens = list(_TOKEN.finditer(text))
+    found: dict[str, int] = {}
+    for i, token in enumerate(tokens):
+        surface = token.group().rstrip(".")
+        if squashed_name(surface) != key or surface == surface.lower():
+            continue
+        if _inside_longer_name(text, tokens, i, i):
+            continue
+        before = text[: token.start()].rstrip(" *_`[(\"'“")
+        if not before or before[-1] in _SENTENCE_END:
+            continue  # a capital at a sentence's start says nothing
+        found[surface] = found.get(surface, 0) + 1
+    if not found:
+        return None
+    surface = max(found, key=lambda s: (found[s], s))
+    if is_common_word(surface.lower()):
+        # "Tweets", "REST": a common word written with capitals is a name only when
+        # written so twice
+        return surface if found[surface] >= 2 else None
+    return None if is_vocabulary(surface) else surface
+
+
+def _inside_longer_name(text: str, tokens: list[re.Match[str]], i: int, j: int) -> bool:
+    """Whether a capitalised word touches the span (it is part of a longer name:
+    "Language" in "Common Language Runtime")."""
+
+    def capital_next_to(k: int, gap: str) -> bool:
+        return gap == " " and tokens[k].group()[:1].isupper()
+
+    before = i > 0 and capital_next_to(i - 1, text[tokens[i - 1].end() : tokens[i].start()])
+    after = j + 1 < len(tokens) and capital_next_to(
+        j + 1, text[tokens[j].end() : tokens[j + 1].start()]
+    )
+    return before or after
+
+
+def slug_name(slug: str, text: str, namer: Namer) -> tuple[str, str] | None:
+    """The name a ``related`` slug no note is stands for, and its type: as the
+    note's ``text`` writes it (rule 1), else by its shape (rule 2); None for a topic."""
+    written = written_form(slug, text)
+    if written is not None:
+        known = _known(slug, namer)
+        return written, known[1] if known else "PRODUCT"
+    return slug_shaped_name(slug, namer)
