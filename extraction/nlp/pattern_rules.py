@@ -103,6 +103,20 @@ GENERIC = frozenset(
     """.split()  # noqa: SIM905
 )
 EMBED = frozenset(["embeds", "embed", "embedding", "embedded", "bundles", "bundling"])
+#: Words of a whole and its parts ("X is part of Y", "a suite consisting of A, B and C").
+CONSIST = frozenset(["consisting", "consists", "consist", "composed"])
+COMPRISE = frozenset(["comprising", "comprises", "comprise"])
+#: Words of one product made to go with another ("integrates with Y", "compatible with
+#: Y", "designed to work with Y").
+WITH_WORDS = frozenset(
+    """
+    integrates integrate integrated integrating integration interoperates interoperate
+    compatible compatibility works work working
+    """.split()  # noqa: SIM905
+)
+#: "complements Y", "modeled after Y", "inspired by Y".
+COMPLEMENT = frozenset(["complements", "complement", "complementing"])
+INSPIRED = frozenset(["inspired", "influenced", "modeled", "modelled", "patterned"])
 PRONOUNS = frozenset(["it", "this"])
 #: Words for what a note's product is that, as "the <word>" alone, name it as a subject
 #: (not parts of a product: "the engine", "the kernel", "the server").
@@ -318,6 +332,49 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _trigger({**_any(MADE_FOR), "TAG": "VBN"}),
                 _node("trigger", ">", "prep", _prep(["for"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+        ],
+    ),
+    "part_of": (
+        "RELATED_TO",
+        [
+            [  # "X is (included as) part of Y"
+                _trigger({"LOWER": "part", "DEP": {"IN": ["attr", "appos", "pobj", "oprd"]}}),
+                _node("trigger", ">", "prep", _prep(["of"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "a suite consisting of vSphere, NSX, and vSAN", "composed of"
+                _trigger(_any(CONSIST)),
+                _node("trigger", ">", "prep", _prep(["of"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "X comprises A and B"
+                _trigger({**_any(COMPRISE), "POS": "VERB"}),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
+            ],
+        ],
+    ),
+    "works_with": (
+        "RELATED_TO",
+        [
+            [  # "integrates with iOS", "compatible with Y", "designed to work with Y"
+                _trigger({**_any(WITH_WORDS), "POS": {"IN": ["VERB", "ADJ", "NOUN"]}}),
+                _node("trigger", ">", "prep", _prep(["with"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "Chef Infra Server complements Chef Infra Client"
+                _trigger({**_any(COMPLEMENT), "POS": "VERB"}),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
+            ],
+            [  # "modeled after and inspired by Twitter"
+                _trigger({**_any(INSPIRED), "TAG": "VBN"}),
+                _node(
+                    "trigger",
+                    ">",
+                    "by",
+                    {"DEP": {"IN": ["agent", "prep"]}, "LOWER": {"IN": ["by", "after", "on"]}},
+                ),
+                _node("by", ">", "tgt", {"DEP": "pobj"}),
             ],
         ],
     ),

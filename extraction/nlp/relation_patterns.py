@@ -43,6 +43,12 @@ The rules and what they find:
                           acquisition of X"
 ``support``               SUPPORTS: "commercial support for X is available through V",
                           "V provides extended support for X"
+``part_of``               RELATED_TO: "X is (included as) part of Y" (Y a product: part of
+                          an organisation is ``project_of``), "a suite consisting of A, B
+                          and C", "X comprises A and B"
+``works_with``            RELATED_TO: "integrates with Y", "compatible with Y", "designed
+                          to work with Y", "X complements Y", "modeled after / inspired
+                          by Y"
 ========================  ==================================================================
 
 Each rule's confidence is measured, per rule, on the labelled vendor folders rules
@@ -160,6 +166,7 @@ SLOT_TYPES: dict[str, tuple[str | None, str | None]] = {
     "PRODUCES": (None, None),
     "SUPPORTS": (None, "PRODUCT"),
     "ACQUIRED": (None, None),
+    "RELATED_TO": (None, None),
 }
 
 
@@ -247,6 +254,9 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
     sources = ends.names(at["src"]) if "src" in at else ends.about(trigger, product)
     if rule in ("made_by", "project_of"):
         sources, targets = targets, sources  # the slot holds the maker
+    if rule == "part_of":
+        # part of a product; part of an organisation is who makes it (project_of)
+        targets = [m for m in targets if m.label == "PRODUCT"]
     if rule == "project_of":
         # "part of the Cloud Native Computing Foundation", not "part of the OpenJS
         # Foundation's Ecosystem Sustainability Program": an organisation the notes
