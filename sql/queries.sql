@@ -142,14 +142,15 @@ RETURNING id, (xmax = 0) AS inserted;
 SELECT source_path, metadata ->> 'vendor' AS vendor, facts FROM documents ORDER BY source_path;
 
 -- documents_mentioning --
--- Notes whose chunk text holds one of the names, or whose facts point at one of
--- the slugs (related topics, links): a change to those names or slugs in the
--- gazetteer changes what their extraction is seeded with or their graph.
+-- Notes whose chunk text holds one of the names, in any case (the gazetteer finds
+-- "VMWare" for "VMware"), or whose facts point at one of the slugs (related topics,
+-- links): a change to those names or slugs in the gazetteer changes what their
+-- extraction is seeded with or their graph.
 SELECT DISTINCT d.source_path
 FROM documents d
 WHERE EXISTS (
         SELECT 1 FROM chunks c, unnest(%(surfaces)s::text[]) AS s(name)
-        WHERE c.document_id = d.id AND strpos(c.content, s.name) > 0)
+        WHERE c.document_id = d.id AND strpos(lower(c.content), lower(s.name)) > 0)
    OR d.facts -> 'related' ?| %(slugs)s::text[]
    OR EXISTS (
         SELECT 1 FROM jsonb_array_elements(d.facts -> 'links') AS l(link)

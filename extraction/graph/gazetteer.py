@@ -50,6 +50,17 @@ class Hit:
     entry: Entry
 
 
+def _case_variant_ok(surface: str) -> bool:
+    """Whether a name may be found written in another case: several words, or one
+    word with a capital inside ("VMware", "JavaScript") of four letters or more; not
+    a plain word ("Puppet" written "PUPPET" is a heading) nor a short acronym ("IT")."""
+    words = surface.split()
+    if len(words) > 1:
+        return any(c.isupper() for c in surface)
+    word = words[0] if words else ""
+    return len(word) >= 4 and any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
+
+
 def _key(name: str) -> str:
     return normalize_name(name) or name.strip().casefold()
 
@@ -101,13 +112,18 @@ class Gazetteer:
         self._entries = entries
         self._surfaces = surfaces
         self._slugs = slugs
-        # surface token sequences by first token, longest first
+        # surface token sequences by first token, longest first; and by the first
+        # token's case-folded form, for names written in another case ("VMWare")
         self._starts: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+        self._folded: dict[str, list[tuple[tuple[str, ...], str]]] = {}
         for surface in surfaces if searchable is None else searchable:
             tokens = tuple(_TOKEN.findall(surface))
             if tokens:
                 self._starts.setdefault(tokens[0], []).append((tokens, surface))
-        for options in self._starts.values():
+                if _case_variant_ok(surface):
+                    folded = tuple(t.casefold() for t in tokens)
+                    self._folded.setdefault(folded[0], []).append((folded, surface))
+        for options in (*self._starts.values(), *self._folded.values()):
             options.sort(key=lambda o: -len(o[0]))
 
     @classmethod
@@ -222,6 +238,8 @@ class Gazetteer:
                         matched = (n, surface)
                         break
             if matched is None:
+                matched = self._case_variant(text, tokens, i)
+            if matched is None:
                 i += 1
                 continue
             n, surface = matched
@@ -236,6 +254,26 @@ class Gazetteer:
             else:
                 i += 1
         return hits
+
+    def _case_variant(
+        self, text: str, tokens: list[tuple[str, int, int]], i: int
+    ) -> tuple[int, str] | None:
+        """A name written in another case than the notes declare it ("VMWare Harbor
+        Registry" for "VMware Harbor Registry", "Javascript"): the same tokens but for
+        case, with a capital in the text, and not the common word in lower case."""
+        for seq, surface in self._folded.get(tokens[i][0].casefold(), ()):
+            n = len(seq)
+            if i + n > len(tokens):
+                continue
+            written = " ".join(text[tokens[i][1] : tokens[i + n - 1][2]].split())
+            if (
+                [tokens[i + k][0].casefold() for k in range(n)] == list(seq)
+                and written.casefold() == " ".join(surface.split()).casefold()
+                and written != surface
+                and any(c.isupper() for c in written)
+            ):
+                return n, surface
+        return None
 
     @staticmethod
     def _joined(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from extraction.graph.gazetteer import Gazetteer
+from extraction.graph.gazetteer import Gazetteer, Hit
 from extraction.models import ExtractionContext
 from extraction.names import guess_vendor_type
 from extraction.notes.card import note_card
@@ -22,7 +22,7 @@ from extraction.settings import ExtractionSettings
 #: Bump when extraction output changes for the same input: cached results of an
 #: older extractor are then recomputed, and the next rebuild extracts every note
 #: made with another version again (``documents.extractor_version``).
-EXTRACTOR_VERSION = "29"
+EXTRACTOR_VERSION = "31"
 
 
 Seed = tuple[str, str]
@@ -80,13 +80,20 @@ def chunk_context(
 ) -> ExtractionContext:
     """Seeds for one chunk: the note's own, and every gazetteer name the chunk holds;
     ``subject``, the product the note is about, is who "It" is in its prose."""
-    found = [(hit.surface, hit.entry.type) for hit in gazetteer.find(text)]
+    found = [(_as_written(text, hit), hit.entry.type) for hit in gazetteer.find(text)]
     vendor = None if doc.vendor.startswith("_") else doc.vendor
     return ExtractionContext(
         vendor=vendor,
         known_entities=tuple(sorted(dict.fromkeys([*seeds, *found]))),
         subject=subject,
     )
+
+
+def _as_written(text: str, hit: Hit) -> str:
+    """The seed's text: the name as the chunk writes it when only its case differs
+    from the gazetteer's ("VMWare Harbor Registry"; the graph names it as declared)."""
+    written = " ".join(text[hit.start : hit.end].split())
+    return written if written.casefold() == hit.surface.casefold() else hit.surface
 
 
 def extraction_key(text: str, context: ExtractionContext) -> str:

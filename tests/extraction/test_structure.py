@@ -16,6 +16,7 @@ from extraction.lexicon import is_version_like, is_vocabulary
 from extraction.models import EntityMention, ExtractionResult, RelationMention
 from extraction.notes.corpus import parse_document
 from extraction.notes.structure import Maker, NoteFacts, note_facts, split_makers
+from extraction.rebuild.prepare import chunk_context
 
 REDUX = b"""---
 created_by: Dan Abramov and Andrew Clark
@@ -144,6 +145,25 @@ def test_the_gazetteer_types_names_by_their_notes_and_finds_them_in_text() -> No
     assert found.count(("Redux", "PRODUCT")) == 2 and ("JavaScript", "PRODUCT") in found
     assert all(text[h.start : h.end] == h.surface for h in g.find(text))
     assert g.digest() == gazetteer().digest()
+
+
+def test_the_gazetteer_finds_a_name_written_in_another_case_and_seeds_it_as_written() -> None:
+    g = gazetteer()
+    text = "It uses Redux with Javascript, REDUX and Red hat; not javascript or red hat."
+    found = {text[h.start : h.end]: h.surface for h in g.find(text)}
+    # a word with a capital inside, or several words, may be written in another case
+    assert found == {
+        "Redux": "Redux",
+        "Javascript": "JavaScript",
+        "Red hat": "Red Hat",
+    }
+    # a plain word ("Redux" as "REDUX") is not, nor a name written all in lower case
+    doc_ = doc("Dan_Abramov", "topic-redux.md", REDUX)
+    context = chunk_context(doc_, text, [], g)
+    assert ("Javascript", "PRODUCT") in context.known_entities
+    assert ("Red hat", "ORG") in context.known_entities
+    seeds = {t for t, _ in context.known_entities}
+    assert not any(t.lower() == "javascript" and t != "Javascript" for t in seeds)
 
 
 def test_vocabulary_and_versions_are_not_names() -> None:

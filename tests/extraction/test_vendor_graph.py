@@ -156,6 +156,30 @@ Vuetify is a component framework for Vue.
     assert before != after or "Vuetify" not in before
 
 
+def test_a_new_note_reseeds_stored_notes_that_write_its_name_in_another_case(
+    rebuilder: Rebuilder, db: Database, tmp_path: Path
+) -> None:
+    notes = dict(NOTES)
+    kit = {
+        "vendors/Vuetify/topic-vuetify-kit.md": """---
+created_by: John Leider
+display_name: Vuetify Kit
+topic: vuetify-kit
+---
+Vuetify Kit is a set of components.
+"""
+    }
+    # a stored note writes the name in another case before the name has a note
+    notes["vendors/HeroDevs/eol-vue.md"] += "\nMany apps build on the VUETIFY kit too.\n"
+    root = write(tmp_path / "notes", notes)
+    rebuilder.run(root)
+    write(root, kit)
+    report = rebuilder.run(root)
+    assert report.documents_new == 1 and report.documents_reextracted == 1
+    after, _ = graph(db, "HeroDevs")
+    assert after.get("Vuetify Kit") == "PRODUCT"  # named as its note declares it
+
+
 def test_another_graph_builder_rebuilds_graphs_without_extracting(
     rebuilder: Rebuilder, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
