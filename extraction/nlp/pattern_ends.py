@@ -77,12 +77,22 @@ class Ends:
 
     def _inside(self, tok: Token, depth: int = 0) -> list[Mention]:
         """The names a plain noun stands for."""
-        if tok.pos_ not in ("NOUN", "PROPN") or tok.lower_ not in GENERIC | FOR_NOUNS:
+        # "the open source WildFly application server", parsed as "source" with the
+        # server in apposition: "open source" is a plain noun there
+        open_source = tok.lower_ == "source" and any(c.lower_ == "open" for c in tok.children)
+        if tok.pos_ not in ("NOUN", "PROPN") or (
+            tok.lower_ not in GENERIC | FOR_NOUNS and not open_source
+        ):
             return []
-        # "ESLint's partners, Tidelift and HeroDevs": the names in apposition
+        # "ESLint's partners, Tidelift and HeroDevs": the names in apposition, and the
+        # names of a plain noun in apposition
         for child in tok.children:
-            if child.dep_ == "appos" and (m := self.at(child)) is not None:
+            if child.dep_ != "appos":
+                continue
+            if (m := self.at(child)) is not None:
                 return [m]
+            if depth < 2 and (inner := self._inside(child, depth + 1)):
+                return inner
         # "bare metal Kubernetes clusters", "the Ruby language", "V8 JavaScript engine":
         # the leftmost name modifying the noun, its owner only when nothing else does
         # ("Debian's architecture"; not "Chrome's" V8 engine)

@@ -86,6 +86,32 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             "uses_as",
         ),
         ("Clear Linux was derived from Ubuntu.", None, ("Clear Linux", "Ubuntu"), "derived"),
+        (  # "open source" read as a noun, the server in apposition to it
+            "It is based on the open source Keycloak application server.",
+            "Argo CD",
+            ("Argo CD", "Keycloak"),
+            "based_on",
+        ),
+        # RELATED_TO
+        ("Argo CD is part of the Kubernetes platform.", None, ("Argo CD", "Kubernetes"), "part_of"),
+        (
+            "Argo CD is a suite consisting of Prometheus, Keycloak, and etcd.",
+            None,
+            ("Argo CD", "Keycloak"),
+            "part_of",
+        ),
+        (
+            "It integrates seamlessly with Prometheus.",
+            "Argo CD",
+            ("Argo CD", "Prometheus"),
+            "works_with",
+        ),
+        (
+            "Vue is a framework inspired by Angular.",
+            None,
+            ("Vue", "Angular"),
+            "works_with",
+        ),
         # PRODUCES
         ("It was developed by Intel.", "Clear Linux", ("Intel", "Clear Linux"), "made_by"),
         (
@@ -119,6 +145,14 @@ def test_each_rule_reads_its_shape(
     found = _found(extractor, text, subject)
     rtype = PATTERNS[rule][0]
     assert (expected[0], rtype, expected[1], f"pattern:{rule}") in found, found
+
+
+def test_part_of_an_organisation_is_who_makes_it_not_a_related_product(
+    extractor: Extractor,
+) -> None:
+    found = _typed(extractor, "Prometheus is part of the Cloud Native Computing Foundation.")
+    assert ("Cloud Native Computing Foundation", "PRODUCES", "Prometheus") in found
+    assert not any(t == "RELATED_TO" for _, t, _ in found)
 
 
 def test_coordinated_bases_are_one_relationship_each(extractor: Extractor) -> None:
