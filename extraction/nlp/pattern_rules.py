@@ -411,9 +411,12 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("trigger", ">", "prep", _prep(["of"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
-            [  # "X is a CNCF project"
+            [  # "X is a CNCF project", "a VMware product"
                 _trigger(
-                    {"LOWER": {"IN": ["project", "subproject"]}, "DEP": {"IN": ["attr", "appos"]}}
+                    {
+                        "LOWER": {"IN": ["project", "subproject", "product"]},
+                        "DEP": {"IN": ["attr", "appos"]},
+                    }
                 ),
                 _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
             ],

@@ -37,7 +37,8 @@ The rules and what they find:
 ``made_by``               PRODUCES: "developed / created / maintained / managed / published /
                           hosted by V"
 ``maker_verb``            PRODUCES: "V developed / created / released / launched X"
-``project_of``            PRODUCES: "X is a project of V", "part of V", "a V project"
+``project_of``            PRODUCES: "X is a project of V", "part of V", "a V project", "a V
+                          product"
 ``poss``                  PRODUCES: "V's X"
 ``acquired``              ACQUIRED: "V acquired X (in YEAR)", "X was acquired by V", "V's
                           acquisition of X"

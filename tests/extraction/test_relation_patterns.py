@@ -126,6 +126,7 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             ("Cloud Native Computing Foundation", "Prometheus"),
             "project_of",
         ),
+        ("Argo CD is a Red Hat product.", None, ("Red Hat", "Argo CD"), "project_of"),
         # ACQUIRED
         (
             "XCP-ng is a fork of XenServer, which was acquired by Citrix in 2013.",
