@@ -186,6 +186,11 @@ def _inside_longer_name(text: str, tokens: list[re.Match[str]], i: int, j: int) 
 def slug_name(slug: str, text: str, namer: Namer) -> tuple[str, str] | None:
     """The name a ``related`` slug no note is stands for, and its type: as the
     note's ``text`` writes it (rule 1), else by its shape (rule 2); None for a topic."""
+    if namer.gazetteer is not None and "-" in slug.strip("-"):
+        # a name the corpus declares, spelled as a slug ("linux-foundation")
+        entry = namer.gazetteer.lookup(slug.replace("-", " "))
+        if entry is not None and entry.type in ("PRODUCT", "ORG"):
+            return entry.name, entry.type
     written = written_form(slug, text)
     if written is not None:
         known = _known(slug, namer)

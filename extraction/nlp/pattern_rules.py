@@ -114,6 +114,9 @@ WITH_WORDS = frozenset(
     compatible compatibility works work working
     """.split()  # noqa: SIM905
 )
+#: "X extends Y", "an extension to Y".
+EXTEND = frozenset(["extends", "extend", "extending"])
+EXTENSION = frozenset(["extension", "extensions"])
 #: "complements Y", "modeled after Y", "inspired by Y".
 COMPLEMENT = frozenset(["complements", "complement", "complementing"])
 INSPIRED = frozenset(["inspired", "influenced", "modeled", "modelled", "patterned"])
@@ -331,6 +334,20 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
             [  # "a policy engine designed for Kubernetes"
                 _trigger({**_any(MADE_FOR), "TAG": "VBN"}),
                 _node("trigger", ">", "prep", _prep(["for"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+        ],
+    ),
+    "extends": (
+        "BASED_ON",
+        [
+            [  # "`ansible` extends the basic `ansible-core`"
+                _trigger({**_any(EXTEND), "POS": "VERB"}),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
+            ],
+            [  # "JSX is an XML-like syntax extension to ECMAScript"
+                _trigger({**_any(EXTENSION), "DEP": {"IN": ["attr", "appos", "ROOT"]}}),
+                _node("trigger", ">", "prep", _prep(["to", "of"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
         ],

@@ -30,6 +30,7 @@ The rules and what they find:
 ``base_noun``             BASED_ON: "X is a fork / build / distribution / implementation /
                           derivative / superset / version of Y"
 ``powered``               BASED_ON: "powered by Y"
+``extends``               BASED_ON: "X extends Y", "X is an extension to / of Y"
 ``uses_as``               BASED_ON: "X uses Y as its engine", "uses a (custom) build / fork
                           of Y"; "Y is used as the backing store by X"
 ``y_based``               BASED_ON: "a Kubernetes-based platform"

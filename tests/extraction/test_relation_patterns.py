@@ -92,6 +92,13 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             ("Argo CD", "Keycloak"),
             "based_on",
         ),
+        (
+            "Keycloak extends Kubernetes with custom resources.",
+            None,
+            ("Keycloak", "Kubernetes"),
+            "extends",
+        ),
+        ("It is an extension of Angular.", "Vue", ("Vue", "Angular"), "extends"),
         # RELATED_TO
         ("Argo CD is part of the Kubernetes platform.", None, ("Argo CD", "Kubernetes"), "part_of"),
         (
