@@ -68,7 +68,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "20"
+GRAPH_VERSION = "21"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -274,6 +274,27 @@ def _texts_by_note(rows: Sequence[VendorChunkExtraction]) -> dict[str, str]:
     return {path: "\n".join(parts) for path, parts in out.items()}
 
 
+#: Last words of a release page's own phrases, which the model reads as names ("Long
+#: Term Support Branch", "Oracle Lifetime Support Policy", "Release Dates").
+_RELEASE_HEADS = frozenset(
+    """
+    support branch branches policy policies phase phases dates builds milestones patching
+    schedule bundles lifecycle releases release
+    """.split()  # noqa: SIM905
+)
+
+
+def _release_phrase(name: str) -> bool:
+    """Several words ending in a word of a release page's phrases: no named thing,
+    unless the words before name a product ("Ansible Releases", :meth:`Namer.canonical`).
+
+    >>> _release_phrase("Long Term Support Branch"), _release_phrase("Spring Cloud")
+    (True, False)
+    """
+    words = name.split()
+    return len(words) > 1 and words[-1].casefold() in _RELEASE_HEADS
+
+
 def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list[RawMention]:
     """The names the language side found in the chunks' prose, placed in their
     chunks; not a heading, a lower-case common noun or a mention of the overlap."""
@@ -293,6 +314,12 @@ def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list
                 continue  # a whole section heading the model read as a name
             if found.text.islower() and (gazetteer is None or gazetteer.lookup(found.text) is None):
                 continue  # names are capitalised; a lower-case word is a common noun
+            if (
+                found.source == "ner"
+                and _release_phrase(found.canonical)
+                and not namer.canonical(found.canonical, found.label)[2]
+            ):
+                continue  # "Long Term Support Branch", "Oracle Lifetime Support Policy"
             raw.append(
                 RawMention(
                     row.chunk_id,

@@ -289,6 +289,24 @@ def test_model_types_yield_to_the_corpus_and_vocabulary_is_dropped() -> None:
     assert redux.mention_count == 2  # "Redux 5.2" is Redux
 
 
+def test_a_release_page_s_phrases_are_no_names_unless_they_name_a_product() -> None:
+    text = "See the Long Term Support Branch and the Redux Releases of the Acme Support Policy."
+    row = _row(
+        text,
+        [
+            ("Long Term Support Branch", "PERSON", "ner"),
+            ("Redux Releases", "ORG", "ner"),  # a known product and release words
+            ("Acme Support Policy", "ORG", "ner"),
+        ],
+        [],
+    )
+    types = {e.name: e.type for e in _graph([], [row], "Red Hat").entities}
+    assert "Redux" in types and not {"Long Term Support Branch", "Acme Support Policy"} & set(types)
+    # what the corpus seeds is kept whatever its last word
+    seeded = _row(text, [("Long Term Support Branch", "PRODUCT", "ruler")], [])
+    assert "Long Term Support Branch" in {e.name for e in _graph([], [seeded], "Red Hat").entities}
+
+
 def test_cooccurrence_is_capped_and_weak() -> None:
     import extraction.graph.build as graph_module
 
