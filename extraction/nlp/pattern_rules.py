@@ -379,6 +379,19 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("trigger", ">", "prep", _prep(["with"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
+            [  # "an operating system for the Apple TV": made for the device, not built on it
+                _trigger(
+                    {"LOWER": {"IN": ["system", "systems"]}, "DEP": {"IN": ["attr", "appos"]}}
+                ),
+                _node(
+                    "trigger",
+                    ">",
+                    "operating",
+                    {"DEP": {"IN": ["compound", "amod"]}, "LOWER": "operating"},
+                ),
+                _node("trigger", ">", "prep", _prep(["for"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
             [  # "Chef Infra Server complements Chef Infra Client"
                 _trigger({**_any(COMPLEMENT), "POS": "VERB"}),
                 _node("trigger", ">", "tgt", {"DEP": "dobj"}),

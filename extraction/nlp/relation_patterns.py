@@ -50,7 +50,7 @@ The rules and what they find:
                           and C", "X comprises A and B"
 ``works_with``            RELATED_TO: "integrates with Y", "compatible with Y", "designed
                           to work with Y", "X complements Y", "modeled after / inspired
-                          by Y"
+                          by Y", "an operating system for Y" (a device)
 ========================  ==================================================================
 
 Each rule's confidence is measured, per rule, on the labelled vendor folders rules
@@ -244,6 +244,8 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
             return
     if rule == "for_noun" and lists_things(at["tgt"]):
         return  # "a service mesh for containers, Kubernetes and VMs": targets, not a base
+    if rule == "for_noun" and any(c.lower_ == "operating" for c in trigger.children):
+        return  # "an operating system for the Apple TV" is made for it (works_with)
     if "doing" in at and at["tgt"].dep_ == "dobj" and ends.at(at["tgt"]) is not None:
         # "a tool for keeping Kubernetes clusters in sync" is Kubernetes's; "a tool for
         # executing JavaScript" runs a language

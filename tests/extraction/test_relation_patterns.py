@@ -155,6 +155,18 @@ def test_each_rule_reads_its_shape(
     assert (expected[0], rtype, expected[1], f"pattern:{rule}") in found, found
 
 
+def test_an_operating_system_for_a_device_is_related_to_it_not_built_on_it(
+    extractor: Extractor,
+) -> None:
+    found = _typed(extractor, "It is the operating system for the Xen server.", "Clear Linux")
+    assert ("Clear Linux", "RELATED_TO", "Xen") in found
+    assert ("Clear Linux", "BASED_ON", "Xen") not in found
+    # any other kind of thing for a product is built on it
+    assert ("Argo CD", "BASED_ON", "Kubernetes") in _typed(
+        extractor, "Argo CD is a delivery tool for Kubernetes."
+    )
+
+
 def test_part_of_an_organisation_is_who_makes_it_not_a_related_product(
     extractor: Extractor,
 ) -> None:
