@@ -129,7 +129,7 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     # 0.75: 0.35, under every floor of the graph. Comments: right / judged (gold + sample).
     ("BASED_ON", "pattern:based_on", "*", "*"): 0.85,  # 44/46
     ("BASED_ON", "pattern:base_noun", "*", "*"): 0.85,  # 36/37
-    # for_noun: 39/43; its sample of 2026-11-27 alone, 23/30 (an operating system "for" a
+    # for_noun: 39/43; its sample of 2026-11-27 alone, 25/30 (an operating system "for" a
     # device is related to it, not built on it; "a transpiler for F#")
     ("BASED_ON", "pattern:for_noun", "*", "*"): 0.75,  # 39/43
     ("BASED_ON", "pattern:y_based", "*", "*"): 0.45,  # 19/19
