@@ -14,7 +14,9 @@ before any co-occurrence (:data:`WEAK_TYPES`: MENTIONED_WITH), then by
 confidence, by the summed PageRank of their two ends, by id; a capped graph keeps
 only relationships whose both ends it kept. The preview's five are the typed
 relationships among its five entities, then those touching them, and only then
-co-occurrence, so that its five are the most informative the graph has.
+co-occurrence, so that its five are the most informative the graph has; every
+relationship carries its ends' names, so one whose other end is not among the five
+still reads alone.
 """
 
 from __future__ import annotations
@@ -294,6 +296,8 @@ def preview(graph: nx.MultiDiGraph, ranks: dict[int, float] | None = None) -> Ca
     >>> p = preview(g)
     >>> len(p.entities), len(p.relationships), p.entities[0].id, p.truncated
     (5, 5, 1, True)
+    >>> {r.source_name for r in p.relationships}, len({r.target_name for r in p.relationships})
+    ({'e1'}, 5)
     """
     ranks = importance(graph) if ranks is None else ranks
     top = entity_order(graph, ranks)[:PREVIEW_SIZE]

@@ -11,7 +11,7 @@ truth; these graphs are derived and disposable.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -47,6 +47,10 @@ class Relationship:
     evidence: str = ""
     evidence_chunk_id: int | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    source_name: str = ""
+    """The ends' names, so that a relationship reads alone where its ends are not
+    listed beside it (the preview's relationships touching one of its entities)."""
+    target_name: str = ""
 
 
 def build_graph(
@@ -120,7 +124,12 @@ def relationship(graph: nx.MultiDiGraph, source: int, target: int, key: int) -> 
     """The :class:`Relationship` of an edge."""
     a = graph.edges[source, target, key]
     ends = {"id": key, "source_id": source, "target_id": target}
-    return relationship_from_row({**a, **ends, "evidence_sentence": a["evidence"]})
+    r = relationship_from_row({**a, **ends, "evidence_sentence": a["evidence"]})
+    return replace(
+        r,
+        source_name=graph.nodes[source].get("name", ""),
+        target_name=graph.nodes[target].get("name", ""),
+    )
 
 
 def entity_from_row(row: Mapping[str, Any], importance: float = 0.0) -> Entity:

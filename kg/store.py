@@ -40,7 +40,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -65,7 +65,7 @@ from kg.lifecycle import (
     checked_version,
     read_eol_risk,
 )
-from kg.model import build_graph, entity_from_row, relationship_from_row
+from kg.model import Relationship, build_graph, entity_from_row, relationship_from_row
 from kg.paths import Neighbourhood, PathResult, find_entity, neighbourhood, shortest_path
 from kg.settings import GraphSettings
 from kg.skeleton import (
@@ -328,7 +328,7 @@ class KnowledgeGraph:
             entities=tuple(
                 entity_from_row(erows[i], round(float(ranks[index[i]]), 6)) for i in entity_ids
             ),
-            relationships=tuple(relationship_from_row(rrows[i]) for i in rel_ids),
+            relationships=tuple(_named(relationship_from_row(rrows[i]), sk) for i in rel_ids),
             truncated=selection.truncated,
             total_entities=sk.n,
             total_relationships=sk.m,
@@ -574,3 +574,13 @@ class KnowledgeGraph:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _named(r: Relationship, sk: Skeleton) -> Relationship:
+    """The relationship with its ends' names (the skeleton holds every entity's)."""
+    at = np.searchsorted(sk.ids, [r.source_id, r.target_id])
+    names = [
+        sk.names[int(i)] if int(i) < sk.n and int(sk.ids[int(i)]) == end else ""
+        for i, end in zip(at, (r.source_id, r.target_id), strict=True)
+    ]
+    return replace(r, source_name=names[0], target_name=names[1])

@@ -142,6 +142,8 @@ class RelationshipItem(_Model):
     target_id: int
     relationship_type: str
     metadata: dict[str, Any] | None = None
+    source_name: str | None = None
+    target_name: str | None = None
 
 
 class VendorResult(_Model):

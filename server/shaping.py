@@ -252,13 +252,20 @@ def relationship_item(r: Relationship, *, full: bool) -> dict[str, Any]:
         meta = {"confidence": round(r.confidence, 3), "evidence": r.evidence or None}
         if r.metadata:
             meta["relationship_metadata"] = dict(r.metadata)
-    return {
+    item: dict[str, Any] = {
         "relationship_id": r.id,
         "source_id": r.source_id,
         "target_id": r.target_id,
         "relationship_type": r.type,
         "metadata": meta,
     }
+    # the ends' names: the preview lists relationships touching its five entities
+    # whose other end is not among them
+    if r.source_name:
+        item["source_name"] = r.source_name
+    if r.target_name:
+        item["target_name"] = r.target_name
+    return item
 
 
 def statistics_dict(stats: GraphStatistics) -> dict[str, Any]:

@@ -412,6 +412,17 @@ def test_find_vendor_info_modes(known: Harness) -> None:
     preview = known.call("find_vendor_info", vendor_name="Acme Corp", response_mode="preview")
     assert len(preview["results"]["entities"]) == 5
     assert len(preview["results"]["relationships"]) == 5
+    # every relationship names its ends, also one whose other end is not among the five
+    listed = {e["entity_id"]: e["name"] for e in preview["results"]["entities"]}
+    whole = known.call("find_vendor_info", vendor_name="Acme Corp", response_mode="full")
+    named = {e["entity_id"]: e["name"] for e in whole["results"]["entities"]}
+    for r in preview["results"]["relationships"]:
+        assert r["source_name"] == named[r["source_id"]]
+        assert r["target_name"] == named[r["target_id"]]
+    assert any(
+        r["source_id"] not in listed or r["target_id"] not in listed
+        for r in preview["results"]["relationships"]
+    )
     full = known.call(
         "find_vendor_info",
         vendor_name="Acme Corp",
