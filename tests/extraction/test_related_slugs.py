@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
+from extraction.graph.gazetteer import Gazetteer
 from extraction.graph.naming import Namer
 from extraction.graph.related_slugs import slug_name, slug_shaped_name, written_form
-from tests.extraction.test_structure import REDUX, _edges, _graph, _row, doc, gazetteer
+from extraction.notes.corpus import parse_document
+from extraction.notes.structure import note_facts
+
+#: A product and a maker the corpus declares: "react" and "humanity" are its names.
+NOTES = {
+    "vendors/Meta/topic-react.md": b"---\ndisplay_name: React\ncreated_by: Jordan Walke\n"
+    b"topic: react\n---\nReact is a library.\n",
+    "vendors/Humanity/topic-climate-change.md": b"---\ndisplay_name: Climate change\n"
+    b"created_by: Humanity\ntopic: climate-change\n---\nGlobal warming.\n",
+}
 
 
 @pytest.fixture(scope="module")
 def namer() -> Namer:
-    return Namer(gazetteer())
+    docs = []
+    for path, data in NOTES.items():
+        parsed, _ = parse_document(path, data, vendor_folder=path.split("/")[1])
+        assert parsed is not None
+        docs.append(parsed)
+    facts = [(d.vendor, note_facts(d)) for d in docs]
+    return Namer(Gazetteer.build(facts, {d.vendor for d in docs}))
 
 
 @pytest.mark.parametrize(
@@ -94,30 +108,3 @@ def test_the_note_s_own_spelling_wins_in_mid_sentence() -> None:
     # lower case is not a name; vocabulary is never one
     assert written_form("graphiql", "the graphiql tool") is None
     assert written_form("rest", "It is an alternative to REST and RPC.") is None
-
-
-def test_related_slugs_no_note_is_become_relationships_with_their_own_provenance() -> None:
-    related = b"related: javascript, react, devops, jxon, authentication, react-bot"
-    note = doc(
-        "Dan_Abramov",
-        "topic-redux.md",
-        REDUX.replace(b"related: javascript, react, devops", related),
-    )
-    text = "Redux is often used with React and the GraphiQL tool."
-    row = replace(_row(text, [], []), path=note.path)
-    graph = _graph([note], [row], "Dan Abramov")
-    edges = _edges(graph)
-    related_to = {frozenset((s, t)) for s, r, t in edges if r == "RELATED_TO"}
-    # the corpus's notes first (JavaScript, React), then the slug shaped like a name;
-    # topics and kinds of thing are not related products
-    assert related_to == {
-        frozenset(("Redux", "JavaScript")),
-        frozenset(("Redux", "React")),
-        frozenset(("Redux", "JXON")),
-    }
-    names = [e.name for e in graph.entities]
-    jxon = next(r for r in graph.relationships if "JXON" in (names[r.source], names[r.target]))
-    assert jxon.metadata["methods"] == {"related_slug": 1}
-    assert jxon.metadata["provenance"] == "front matter: related (a name by its slug)"
-    assert jxon.evidence_sentence == "related: jxon" and jxon.confidence == pytest.approx(0.5)
-    assert {e.name: e.type for e in graph.entities}["JXON"] == "PRODUCT"

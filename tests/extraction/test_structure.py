@@ -506,3 +506,30 @@ def test_a_title_names_the_base_of_a_build_or_a_managed_service() -> None:
     assert based == {("Amazon RDS for MySQL", "MySQL"), ("Amazon build of MySQL", "MySQL")}
     rds = next(r for r in graph.relationships if r.type == "BASED_ON")
     assert rds.metadata["provenance"] == "front matter: title"
+
+
+def test_related_slugs_no_note_is_become_relationships_with_their_own_provenance() -> None:
+    related = b"related: javascript, react, devops, jxon, authentication, react-bot"
+    note = doc(
+        "Dan_Abramov",
+        "topic-redux.md",
+        REDUX.replace(b"related: javascript, react, devops", related),
+    )
+    text = "Redux is often used with React and the GraphiQL tool."
+    row = replace(_row(text, [], []), path=note.path)
+    graph = _graph([note], [row], "Dan Abramov")
+    edges = _edges(graph)
+    related_to = {frozenset((s, t)) for s, r, t in edges if r == "RELATED_TO"}
+    # the corpus's notes first (JavaScript, React), then the slug shaped like a name;
+    # topics and kinds of thing are not related products
+    assert related_to == {
+        frozenset(("Redux", "JavaScript")),
+        frozenset(("Redux", "React")),
+        frozenset(("Redux", "JXON")),
+    }
+    names = [e.name for e in graph.entities]
+    jxon = next(r for r in graph.relationships if "JXON" in (names[r.source], names[r.target]))
+    assert jxon.metadata["methods"] == {"related_slug": 1}
+    assert jxon.metadata["provenance"] == "front matter: related (a name by its slug)"
+    assert jxon.evidence_sentence == "related: jxon" and jxon.confidence == pytest.approx(0.5)
+    assert {e.name: e.type for e in graph.entities}["JXON"] == "PRODUCT"
