@@ -267,9 +267,8 @@ class Gazetteer:
                 continue
             written = " ".join(text[tokens[i][1] : tokens[i + n - 1][2]].split())
             if (
-                [tokens[i + k][0].casefold() for k in range(n)] == list(seq)
+                written != surface
                 and written.casefold() == " ".join(surface.split()).casefold()
-                and written != surface
                 and any(c.isupper() for c in written)
             ):
                 return n, surface

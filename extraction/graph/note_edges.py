@@ -188,13 +188,11 @@ def related_without_note(
     for slug in facts.related:
         if namer.gazetteer.product_for_slug(slug) is not None:
             continue  # note_edges names it from the corpus
-        how = "related"
-        found: tuple[str, str] | None = None
+        found: tuple[str, str] | None
         if name := products.get(squashed_name(slug)):
-            found = (name, "PRODUCT")
+            found, how = (name, "PRODUCT"), "related"
         else:
-            how = "related_slug"
-            found = slug_name(slug, text, namer)
+            found, how = slug_name(slug, text, namer), "related_slug"
         if found is None or name_key(found[0]) in {name_key(subject), *makers}:
             continue
         out.append(

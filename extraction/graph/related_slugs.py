@@ -44,37 +44,11 @@ from extraction.lexicon import is_vocabulary
 COMMON_ZIPF = 2.1
 #: Words after a name that make a slug a kind of thing, not a name ("twitter-bot").
 _KIND_WORDS = frozenset(
-    [
-        "bot",
-        "bots",
-        "client",
-        "clients",
-        "app",
-        "apps",
-        "application",
-        "applications",
-        "theme",
-        "themes",
-        "command",
-        "commands",
-        "tutorial",
-        "tutorials",
-        "example",
-        "examples",
-        "community",
-        "template",
-        "templates",
-        "plugin",
-        "plugins",
-        "addon",
-        "addons",
-        "mod",
-        "mods",
-        "server",
-        "servers",
-        "tool",
-        "tools",
-    ]
+    """
+    bot bots client clients app apps application applications theme themes command commands
+    tutorial tutorials example examples community template templates plugin plugins addon
+    addons mod mods server servers tool tools
+    """.split()  # noqa: SIM905
 )
 #: Endings of derived common nouns ("containerization", "linting", "autoloader").
 _DERIVED = re.compile(
@@ -94,16 +68,19 @@ def _plural_noun(word: str) -> bool:
     return len(word) > 5 and word.endswith("s") and not word.endswith("ss")
 
 
-def _known(word: str, namer: Namer) -> tuple[str, str] | None:
-    """A one-word product or organisation the corpus declares, and its type."""
-    entry = namer.gazetteer.lookup(word) if namer.gazetteer is not None else None
-    if (
-        entry is not None
-        and entry.type in ("PRODUCT", "ORG")
-        and len(entry.name.split()) == 1
-        and entry.name != entry.name.lower()
-    ):
+def _declared(name: str, namer: Namer) -> tuple[str, str] | None:
+    """A product or organisation the corpus declares by that name, and its type."""
+    entry = namer.gazetteer.lookup(name) if namer.gazetteer is not None else None
+    if entry is not None and entry.type in ("PRODUCT", "ORG"):
         return entry.name, entry.type
+    return None
+
+
+def _known(word: str, namer: Namer) -> tuple[str, str] | None:
+    """A one-word, capitalised product or organisation the corpus declares."""
+    found = _declared(word, namer)
+    if found is not None and len(found[0].split()) == 1 and found[0] != found[0].lower():
+        return found
     return None
 
 
@@ -153,7 +130,7 @@ def written_form(slug: str, text: str) -> str | None:
         surface = token.group().rstrip(".")
         if squashed_name(surface) != key or surface == surface.lower():
             continue
-        if _inside_longer_name(text, tokens, i, i):
+        if _inside_longer_name(text, tokens, i):
             continue
         before = text[: token.start()].rstrip(" *_`[(\"'“")
         if not before or before[-1] in _SENTENCE_END:
@@ -169,28 +146,23 @@ def written_form(slug: str, text: str) -> str | None:
     return None if is_vocabulary(surface) else surface
 
 
-def _inside_longer_name(text: str, tokens: list[re.Match[str]], i: int, j: int) -> bool:
-    """Whether a capitalised word touches the span (it is part of a longer name:
+def _inside_longer_name(text: str, tokens: list[re.Match[str]], i: int) -> bool:
+    """Whether a capitalised word touches token ``i`` (it is part of a longer name:
     "Language" in "Common Language Runtime")."""
 
-    def capital_next_to(k: int, gap: str) -> bool:
+    def capital_at(k: int, gap: str) -> bool:
         return gap == " " and tokens[k].group()[:1].isupper()
 
-    before = i > 0 and capital_next_to(i - 1, text[tokens[i - 1].end() : tokens[i].start()])
-    after = j + 1 < len(tokens) and capital_next_to(
-        j + 1, text[tokens[j].end() : tokens[j + 1].start()]
-    )
+    before = i > 0 and capital_at(i - 1, text[tokens[i - 1].end() : tokens[i].start()])
+    after = i + 1 < len(tokens) and capital_at(i + 1, text[tokens[i].end() : tokens[i + 1].start()])
     return before or after
 
 
 def slug_name(slug: str, text: str, namer: Namer) -> tuple[str, str] | None:
     """The name a ``related`` slug no note is stands for, and its type: as the
     note's ``text`` writes it (rule 1), else by its shape (rule 2); None for a topic."""
-    if namer.gazetteer is not None and "-" in slug.strip("-"):
-        # a name the corpus declares, spelled as a slug ("linux-foundation")
-        entry = namer.gazetteer.lookup(slug.replace("-", " "))
-        if entry is not None and entry.type in ("PRODUCT", "ORG"):
-            return entry.name, entry.type
+    if "-" in slug.strip("-") and (declared := _declared(slug.replace("-", " "), namer)):
+        return declared  # a name the corpus declares, spelled as a slug
     written = written_form(slug, text)
     if written is not None:
         known = _known(slug, namer)
