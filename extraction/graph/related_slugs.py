@@ -56,6 +56,8 @@ _DERIVED = re.compile(
 )
 _TOKEN = re.compile(r"[A-Za-z0-9][\w.+#/-]*")
 _SENTENCE_END = frozenset(".!?:#\n|-")
+#: What may stand between a sentence's last word and a name ("the *GraphiQL*").
+_BEFORE_NAME = frozenset(" *_`[(\"'“")
 
 
 @lru_cache(maxsize=8192)
@@ -122,20 +124,7 @@ def slug_shaped_name(slug: str, namer: Namer) -> tuple[str, str] | None:
 def written_form(slug: str, text: str) -> str | None:
     """Rule 1: how the note's text writes the slug as a name, if it does."""
     key = squashed_name(slug)
-    if not key:
-        return None
-    tokens = list(_TOKEN.finditer(text))
-    found: dict[str, int] = {}
-    for i, token in enumerate(tokens):
-        surface = token.group().rstrip(".")
-        if squashed_name(surface) != key or surface == surface.lower():
-            continue
-        if _inside_longer_name(text, tokens, i):
-            continue
-        before = text[: token.start()].rstrip(" *_`[(\"'“")
-        if not before or before[-1] in _SENTENCE_END:
-            continue  # a capital at a sentence's start says nothing
-        found[surface] = found.get(surface, 0) + 1
+    found = _capitalised_words(text).get(key) if key else None
     if not found:
         return None
     surface = max(found, key=lambda s: (found[s], s))
@@ -144,6 +133,27 @@ def written_form(slug: str, text: str) -> str | None:
         # written so twice
         return surface if found[surface] >= 2 else None
     return None if is_vocabulary(surface) else surface
+
+
+@lru_cache(maxsize=4)
+def _capitalised_words(text: str) -> dict[str, dict[str, int]]:
+    """The words ``text`` writes with a capital in the middle of a sentence and not
+    inside a longer capitalised name, by squashed form, with how often each spelling
+    is written: read once per note, whatever the number of its slugs."""
+    tokens = list(_TOKEN.finditer(text))
+    out: dict[str, dict[str, int]] = {}
+    for i, token in enumerate(tokens):
+        surface = token.group().rstrip(".")
+        if surface == surface.lower() or _inside_longer_name(text, tokens, i):
+            continue
+        k = token.start() - 1
+        while k >= 0 and text[k] in _BEFORE_NAME:
+            k -= 1
+        if k < 0 or text[k] in _SENTENCE_END:
+            continue  # a capital at a sentence's start says nothing
+        spellings = out.setdefault(squashed_name(surface), {})
+        spellings[surface] = spellings.get(surface, 0) + 1
+    return out
 
 
 def _inside_longer_name(text: str, tokens: list[re.Match[str]], i: int) -> bool:
