@@ -212,12 +212,25 @@ def test_under_concurrency_a_cached_answer_takes_its_turn_through_the_threads(
 
         lookups: list[bool] = []  # per cache lookup: made on the event loop's thread?
         looked_up = service.cached
+        # the search stays in its worker thread until the vendor call has looked (a
+        # search can end within the few milliseconds the test waits below)
+        looked = threading.Event()
 
         def spy(*args: Any) -> Any:
             lookups.append(threading.current_thread() is threading.main_thread())
+            if len(lookups) >= 2:
+                looked.set()
             return looked_up(*args)
 
+        answered = service.call
+
+        def held(operation: str, *args: Any, **kwargs: Any) -> Any:
+            if operation == "semantic_search":
+                looked.wait(timeout=10)
+            return answered(operation, *args, **kwargs)
+
         service.cached = spy  # type: ignore[method-assign]
+        service.call = held  # type: ignore[method-assign]
         before = requests()
         async with anyio.create_task_group() as tg:
             tg.start_soon(search)
