@@ -60,6 +60,7 @@ from extraction.graph.note_edges import (
     note_edges,
     note_mentions,
     related_without_note,
+    slug_mentions,
 )
 from extraction.graph.resolve import Resolution, resolve_entities
 from extraction.models import EntityMention, RelationMention
@@ -68,11 +69,18 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "21"
+GRAPH_VERSION = "22"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
-MENTION_CONFIDENCE = {"front_matter": 0.95, "ruler": 0.9, "compound": 0.8, "list": 0.7, "ner": 0.6}
+MENTION_CONFIDENCE = {
+    "front_matter": 0.95,
+    "related_slug": 0.5,
+    "ruler": 0.9,
+    "compound": 0.8,
+    "list": 0.7,
+    "ner": 0.6,
+}
 MAX_CONFIDENCE = 0.99
 SNIPPET_CHARS = 160
 #: Chunk ids kept per relationship besides its strongest evidence.
@@ -168,9 +176,11 @@ def build_vendor_graph(
     for note in notes:
         raw.extend(note_mentions(note, namer))
         structural.extend(note_edges(note, namer, me.name, me.type, me.keys, me.squashed, me.names))
-        structural.extend(
-            related_without_note(note, namer, named.get(note.path, {}), texts.get(note.path, ""))
+        unnamed = related_without_note(
+            note, namer, named.get(note.path, {}), texts.get(note.path, "")
         )
+        structural.extend(unnamed)
+        raw.extend(slug_mentions(note, unnamed))
     mentions, settled, corpus_keys = settle_names(
         raw, namer, None if clash else me.name, me.type, me.keys
     )
@@ -295,6 +305,26 @@ def _release_phrase(name: str) -> bool:
     return len(words) > 1 and words[-1].casefold() in _RELEASE_HEADS
 
 
+#: A sentence's end inside a span ("Mac OS X. Starting"), not a dotted abbreviation's
+#: ("U.S. Department of Defense").
+_SENTENCE_END = re.compile(r"(?<![A-Z]\.[A-Z])\.\s+\S")
+#: A span that starts with a version ("10.5 Leopard", of "Mac OS X 10.5 Leopard") or
+#: ends in a versioned word and a full stop ("5S.").
+_VERSION_CUT = re.compile(r"^\d+(?:\.\d+)+\s|\d\S*\.$")
+
+
+def _torn_span(text: str) -> bool:
+    """A span the model cut across a sentence's end or through a versioned name: no
+    name of a thing (people keep their initials, so this is for other types).
+
+    >>> [_torn_span(t) for t in ("X. Starting", "5S.", "10.5 Leopard", "GPU-Z. 2")]
+    [True, True, True, True]
+    >>> [_torn_span(t) for t in ("U.S. Department of Defense", "Lutron Co., Inc.", "Java 17")]
+    [False, False, False]
+    """
+    return bool(_SENTENCE_END.search(text) or _VERSION_CUT.search(text))
+
+
 def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list[RawMention]:
     """The names the language side found in the chunks' prose, placed in their
     chunks; not a heading, a lower-case common noun or a mention of the overlap."""
@@ -320,6 +350,8 @@ def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list
                 and not namer.canonical(found.canonical, found.label)[2]
             ):
                 continue  # "Long Term Support Branch", "Oracle Lifetime Support Policy"
+            if found.label != "PERSON" and _torn_span(found.text):
+                continue  # "X. Starting", "iPhone 5S." cut, "10.5 Leopard"
             raw.append(
                 RawMention(
                     row.chunk_id,

@@ -25,7 +25,7 @@ A title can name a product's base (:func:`title_base`): "Red Hat build of OpenJD
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
@@ -210,6 +210,20 @@ def related_without_note(
             )
         )
     return out
+
+
+def slug_mentions(note: VendorNote, edges: Sequence[RawEdge]) -> list[RawMention]:
+    """The names :func:`related_without_note` read from ``related`` slugs by their
+    shape or the note's text, as mentions of the note's front matter (its first
+    chunk, no span): the entity is stated there, like a related slug that is a note
+    (:func:`note_mentions`), though less surely (source ``related_slug``)."""
+    return [
+        RawMention(
+            note.chunk_id, 0, 0, e.target, e.target, e.target_label, "related_slug", note.content, 0
+        )
+        for e in edges
+        if e.method == "related_slug"
+    ]
 
 
 def note_edges(

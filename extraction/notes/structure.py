@@ -37,6 +37,13 @@ MAX_FACT_NAME = 100
 MAX_ITEMS = 40
 
 _SPLIT_MAKERS = re.compile(r"\s*(?:,\s*and\s+|,\s*&\s*|,|;|\s+and\s+)\s*")
+#: A ``created_by`` part that names nobody: "others", "the community", "MediaWiki
+#: contributors", "The scientific" (of "The scientific and engineering community");
+#: a named community ("Ubuntu community") is a maker.
+_UNNAMED_MAKERS = re.compile(
+    r"^(?:(?i:the\s+)?(?:many\s+|other\s+)?(?:others|contributors|community|collaborators|volunteers)"
+    r"|.*\s(?:contributors|collaborators|volunteers)|[a-z][a-z\s]*\scommunity|[Tt]he\s+[a-z].*)$"
+)
 _PARENS = re.compile(r"\s*\([^)]*\)")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._+-]*$")
 _NOTE_LINK = re.compile(r"\[([^\]\n]{1,200})\]\(\s*/([A-Za-z0-9][A-Za-z0-9._+-]*)/?\s*\)")
@@ -178,11 +185,19 @@ def split_makers(text: str) -> list[str]:
     ['Brendan Eich']
     >>> split_makers("Johnson & Johnson")
     ['Johnson & Johnson']
+    >>> split_makers("Apple, KDE and others")  # nobody named: no maker
+    ['Apple', 'KDE']
+    >>> split_makers("Wikimedia Foundation and MediaWiki contributors")
+    ['Wikimedia Foundation']
+    >>> split_makers("The scientific and engineering community")
+    []
+    >>> split_makers("The Apache Software Foundation and the Ubuntu community")
+    ['The Apache Software Foundation', 'the Ubuntu community']
     """
     cleaned = _PARENS.sub("", text)
     cleaned = re.sub(r"\s+et al\.?\s*$", "", cleaned.strip(), flags=re.IGNORECASE)
     parts = [p.strip(" .\t") for p in _SPLIT_MAKERS.split(cleaned)]
-    return [p for p in parts if p]
+    return [p for p in parts if p and not _UNNAMED_MAKERS.match(p)]
 
 
 def _words(value: Any) -> list[str]:

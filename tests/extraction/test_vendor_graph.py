@@ -116,6 +116,31 @@ def test_structure_gives_makers_types_and_no_filing_facts(
     assert {r["source_path"] for r in rows} == {"vendors/Dan_Abramov/topic-redux.md"}
 
 
+def test_front_matter_names_are_mentioned_where_stated_and_fillers_name_nobody(
+    rebuilder: Rebuilder, db: Database, tmp_path: Path
+) -> None:
+    notes = {
+        "vendors/W3C/topic-rdf.md": "---\ndisplay_name: RDF\ncreated_by: W3C, IBM and others\n"
+        "related: semantic-web, sparql, devops\ntopic: rdf\n---\nRDF is a data model.\n",
+    }
+    rebuilder.run(write(tmp_path / "notes", notes))
+    entities, edges = graph(db, "W3C")
+    assert ("RDF", "RELATED_TO", "Sparql") in edges  # a slug no note is, shaped like a name
+    assert {("W3C", "PRODUCES", "RDF"), ("IBM", "PRODUCES", "RDF")} <= edges
+    assert not {"others", "Others", "devops", "Devops"} & set(entities)
+    with db.connect() as conn:
+        mentioned = {
+            r["name"]: r["source_path"]
+            for r in conn.execute(
+                "SELECT e.name, d.source_path FROM entity_mentions m "
+                "JOIN entities e ON e.id = m.entity_id JOIN chunks c ON c.id = m.chunk_id "
+                "JOIN documents d ON d.id = c.document_id"
+            )
+        }
+    # the slug's entity is stated by the note's front matter, like its makers
+    assert mentioned["Sparql"] == mentioned["IBM"] == "vendors/W3C/topic-rdf.md"
+
+
 def test_a_new_note_reseeds_stored_notes_and_equals_a_full_rebuild(
     rebuilder: Rebuilder,
     db: Database,
