@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from extraction.graph.cycles import break_cycles
@@ -69,7 +70,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "22"
+GRAPH_VERSION = "25"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -169,7 +170,14 @@ def build_vendor_graph(
     prose = [row for row in rows if not _release_table(row)]
     me = _Vendor.of(vendor, vendor_aliases, gazetteer)
     clash = me.clashing(notes)
-    raw = _prose_mentions(prose, namer)
+    makers = [m.name for note in notes for m in note.facts.makers if m.type == "PERSON"]
+    acting = {
+        r.source.casefold()
+        for row in prose
+        for r in row.result.relations
+        if r.type in ("PRODUCES", "SUPPORTS", "ACQUIRED")
+    }
+    raw = _one_word_people_as_products(_prose_mentions(prose, namer), namer, makers, acting)
     named = _products_by_note(raw, {row.chunk_id: row.path for row in prose})
     texts = _texts_by_note(prose)
     structural: list[RawEdge] = []
@@ -366,6 +374,37 @@ def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list
                 )
             )
     return raw
+
+
+def _one_word_people_as_products(
+    raw: list[RawMention],
+    namer: Namer,
+    makers: Sequence[str] = (),
+    acting: AbstractSet[str] = frozenset(),
+) -> list[RawMention]:
+    """The model's one-word people, read as products: in these notes a person is
+    named in full ("Ryan Dahl"), while a lone capitalised word it calls a person is
+    mostly a product ("Safari", "Kafka", "Kepler", "Mac"). One the prose says makes,
+    supports or acquires something (``acting``, casefolded) is an organisation
+    ("Tidelift"). A word of a person's full name in the same notes or their makers
+    ("Dahl", "Yukihiro"), an acronym ("SDDC"), a participle ("Extended") and a name
+    the corpus declares keep their type."""
+    people = [m.name for m in raw if m.label == "PERSON" and " " in m.name.strip()]
+    names = {w.casefold() for name in [*people, *makers] for w in name.split()}
+    out = []
+    for m in raw:
+        if (
+            m.source == "ner"
+            and m.label == "PERSON"
+            and len(m.name.split()) == 1
+            and not m.name.isupper()
+            and not m.name.endswith("ed")
+            and m.name.casefold() not in names
+            and not namer.canonical(m.name, m.label)[2]
+        ):
+            m = replace(m, label="ORG" if m.name.casefold() in acting else "PRODUCT")
+        out.append(m)
+    return out
 
 
 @dataclass(slots=True)

@@ -146,3 +146,33 @@ def test_a_name_seen_once_is_kept_when_written_as_an_organisation() -> None:
     names = {e.name for e in graph.entities}
     assert "Velquinlum" in names
     assert "Quarterly Review" not in names
+
+
+def test_the_model_s_one_word_people_are_products_or_makers_unless_a_person_s_name() -> None:
+    text = (
+        "Ryan Dahl wrote Deno. Dahl likes Safari. Tidelift sells support for Deno. "
+        "Extended support ends. The SDDC stack. Kepler is a GPU architecture."
+    )
+    result = ExtractionResult(
+        entities=(
+            mention("Ryan Dahl", text, "PERSON"),
+            mention("Dahl", text, "PERSON"),
+            mention("Safari", text, "PERSON"),
+            mention("Tidelift", text, "PERSON"),
+            mention("Extended", text, "PERSON"),
+            mention("SDDC", text, "PERSON"),
+            mention("Kepler", text, "PERSON"),
+            mention("Deno", text, "PRODUCT", "ruler"),
+        ),
+        relations=(rel("Tidelift", "ORG", "Deno", "PRODUCT", "SUPPORTS", 0.45, "s"),),
+    )
+    row = VendorChunkExtraction(
+        chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
+    )
+    types = {e.name: e.type for e in build_vendor_graph([row]).entities}
+    # a word of a person's full name stays that person
+    assert types["Ryan Dahl"] == "PERSON" and "Dahl" not in types
+    assert types["Safari"] == types["Kepler"] == "PRODUCT"
+    assert types["Tidelift"] == "ORG"  # it sells support: an organisation
+    # acronyms and participles are left as the model read them
+    assert types.get("SDDC", "PERSON") == types.get("Extended", "PERSON") == "PERSON"
