@@ -271,9 +271,11 @@ def settle_names(
         words = key.split()
         if len(words) > 1 and len(words[-1]) > 3 and key.endswith("s"):
             # "IBM Semeru Runtimes" in the prose of the note titled "IBM Semeru Runtime"
-            single = key[:-1]
-            if single in spelled and single in products:
-                union(single, key)
+            # "Apple Watches" of "Apple Watch"
+            for single in (key[:-1], key[:-2] if key.endswith("es") else ""):
+                if single in spelled and single in products:
+                    union(single, key)
+                    break
         words = key.split()
         for cut in range(1, len(words)):
             head, rest = " ".join(words[:cut]), " ".join(words[cut:])

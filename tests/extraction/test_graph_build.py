@@ -176,3 +176,28 @@ def test_the_model_s_one_word_people_are_products_or_makers_unless_a_person_s_na
     assert types["Tidelift"] == "ORG"  # it sells support: an organisation
     # acronyms and participles are left as the model read them
     assert types.get("SDDC", "PERSON") == types.get("Extended", "PERSON") == "PERSON"
+
+
+def test_a_product_s_plural_is_that_product() -> None:
+    text = "Apple Watch runs watchOS. Apple Watches pair with iPhones. Apple Watch ships."
+    result = ExtractionResult(
+        entities=(
+            mention("Apple Watch", text, "PRODUCT", "ruler"),
+            EntityMention(
+                "Apple Watch",
+                "PRODUCT",
+                text.rindex("Apple Watch"),
+                text.rindex("Apple Watch") + 11,
+                "Apple Watch",
+                "ruler",
+            ),
+            mention("Apple Watches", text, "PRODUCT"),
+            mention("watchOS", text, "PRODUCT", "ruler"),
+        )
+    )
+    row = VendorChunkExtraction(
+        chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
+    )
+    graph = build_vendor_graph([row])
+    watch = [e for e in graph.entities if e.name.startswith("Apple Watch")]
+    assert [(e.name, e.mention_count) for e in watch] == [("Apple Watch", 3)]
