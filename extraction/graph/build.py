@@ -33,7 +33,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from extraction.graph.cycles import break_cycles
@@ -170,14 +169,7 @@ def build_vendor_graph(
     prose = [row for row in rows if not _release_table(row)]
     me = _Vendor.of(vendor, vendor_aliases, gazetteer)
     clash = me.clashing(notes)
-    makers = [m.name for note in notes for m in note.facts.makers if m.type == "PERSON"]
-    acting = {
-        r.source.casefold()
-        for row in prose
-        for r in row.result.relations
-        if r.type in ("PRODUCES", "SUPPORTS", "ACQUIRED")
-    }
-    raw = _one_word_people_as_products(_prose_mentions(prose, namer), namer, makers, acting)
+    raw = _one_word_people_as_products(_prose_mentions(prose, namer), namer, prose, notes)
     named = _products_by_note(raw, {row.chunk_id: row.path for row in prose})
     texts = _texts_by_note(prose)
     structural: list[RawEdge] = []
@@ -379,18 +371,25 @@ def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list
 def _one_word_people_as_products(
     raw: list[RawMention],
     namer: Namer,
-    makers: Sequence[str] = (),
-    acting: AbstractSet[str] = frozenset(),
+    prose: Sequence[VendorChunkExtraction] = (),
+    notes: Sequence[VendorNote] = (),
 ) -> list[RawMention]:
     """The model's one-word people, read as products: in these notes a person is
     named in full ("Ryan Dahl"), while a lone capitalised word it calls a person is
-    mostly a product ("Safari", "Kafka", "Kepler", "Mac"). One the prose says makes,
-    supports or acquires something (``acting``, casefolded) is an organisation
-    ("Tidelift"). A word of a person's full name in the same notes or their makers
-    ("Dahl", "Yukihiro"), an acronym ("SDDC"), a participle ("Extended") and a name
-    the corpus declares keep their type."""
+    mostly a product ("Safari", "Kafka", "Kepler", "Mac"). One the ``prose`` says
+    makes, supports or acquires something is an organisation ("Tidelift"). A word of
+    a person's full name in the same notes or among the ``notes``' makers ("Dahl",
+    "Yukihiro"), an acronym ("SDDC"), a participle ("Extended") and a name the
+    corpus declares keep their type."""
     people = [m.name for m in raw if m.label == "PERSON" and " " in m.name.strip()]
-    names = {w.casefold() for name in [*people, *makers] for w in name.split()}
+    people += [m.name for note in notes for m in note.facts.makers if m.type == "PERSON"]
+    names = {w.casefold() for name in people for w in name.split()}
+    acting = {
+        r.source.casefold()
+        for row in prose
+        for r in row.result.relations
+        if r.type in ("PRODUCES", "SUPPORTS", "ACQUIRED")
+    }
     out = []
     for m in raw:
         if (
