@@ -69,7 +69,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "26"
+GRAPH_VERSION = "28"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -489,6 +489,8 @@ class _Ends:
             return found
         if not self.namer.is_name(name) or name.islower():
             return None
+        if label != "PERSON" and _torn_span(name):
+            return None  # as for a mention (_prose_mentions): "X. Starting" names nothing
         if label == "PERSON" and has_org_word(name):
             return None  # a guessed end ("Container Platform" of "OpenShift ...") is nobody
         if key not in self._extra_index:
@@ -506,12 +508,15 @@ class _Ends:
             return
         if not clash:
             self.vendor = self(me.name, me.type)
-            return
-        self.vendor = self.resolution.by_key.get((me.type, name_key(me.name)))
+        else:
+            self.vendor = self.resolution.by_key.get((me.type, name_key(me.name)))
         if self.vendor is None:
+            # the vendor's own name is a name, however it reads ("ArangoDB Inc. ArangoDB")
             self.vendor = self._add(
                 GraphEntity(me.name, name_key(me.name), me.type, (), 0.5, 0, "")
             )
+        if not clash:
+            return
         graph.problems.extend(
             GraphProblem(
                 n.path,

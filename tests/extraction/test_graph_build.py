@@ -201,3 +201,28 @@ def test_a_product_s_plural_is_that_product() -> None:
     graph = build_vendor_graph([row])
     watch = [e for e in graph.entities if e.name.startswith("Apple Watch")]
     assert [(e.name, e.mention_count) for e in watch] == [("Apple Watch", 3)]
+
+
+def test_a_span_cut_across_a_sentence_is_no_entity_as_a_mention_or_a_relationship_end() -> None:
+    text = "Apple TV Software was based on Mac OS X. Starting with the second generation."
+    result = ExtractionResult(
+        entities=(
+            mention("Apple TV Software", text, "PRODUCT", "ruler"),
+            mention("X. Starting", text, "PRODUCT"),
+        ),
+        relations=(
+            rel("Apple TV Software", "PRODUCT", "X. Starting", "PRODUCT", "BASED_ON", 0.85, text),
+        ),
+    )
+    row = VendorChunkExtraction(
+        chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
+    )
+    graph = build_vendor_graph([row])
+    assert [e.name for e in graph.entities] == ["Apple TV Software"]
+    assert graph.relationships == []
+
+
+def test_the_vendor_is_in_its_own_graph_whatever_its_folder_name_reads_like() -> None:
+    # a folder name read as the vendor's: "ArangoDB_Inc._ArangoDB"
+    graph = build_vendor_graph(rows(), vendor="ArangoDB Inc. ArangoDB")
+    assert ("ArangoDB Inc. ArangoDB", "ORG") in {(e.name, e.type) for e in graph.entities}
