@@ -69,7 +69,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "28"
+GRAPH_VERSION = "29"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -510,8 +510,9 @@ class _Ends:
             self.vendor = self(me.name, me.type)
         else:
             self.vendor = self.resolution.by_key.get((me.type, name_key(me.name)))
-        if self.vendor is None:
-            # the vendor's own name is a name, however it reads ("ArangoDB Inc. ArangoDB")
+        if self.vendor is None and self.namer.is_name(me.name):
+            # the vendor's own name is a name, however it reads ("ArangoDB Inc. ArangoDB");
+            # a folder named by vocabulary ("LTS") names no one
             self.vendor = self._add(
                 GraphEntity(me.name, name_key(me.name), me.type, (), 0.5, 0, "")
             )
