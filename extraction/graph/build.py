@@ -69,7 +69,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "29"
+GRAPH_VERSION = "35"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -182,7 +182,7 @@ def build_vendor_graph(
         structural.extend(unnamed)
         raw.extend(slug_mentions(note, unnamed))
     mentions, settled, corpus_keys = settle_names(
-        raw, namer, None if clash else me.name, me.type, me.keys
+        raw, namer, None if clash else me.name, me.type, me.keys, me.variants
     )
     resolution = resolve_entities(
         (EntityMention(m.text, m.label, m.start, m.end, m.name, m.source) for m in mentions),
@@ -201,7 +201,8 @@ def build_vendor_graph(
         own = graph.entities[ends.vendor]
         names = {*own.aliases, *(a for a in me.aliases if a and a != own.name)}
         graph.entities[ends.vendor] = replace(own, aliases=tuple(sorted(names)))
-    typed, cooccurrence = _kept_relationships(edges, [e.type for e in graph.entities])
+    types = [e.type for e in graph.entities]
+    typed, cooccurrence = _kept_relationships(_parts_of_products(edges, types), types)
     graph.relationships, broken = break_cycles(_makers_first(typed), "BASED_ON")
     entity_names = [e.name for e in graph.entities]
     chunk_note = {row.chunk_id: row.path for row in rows}
@@ -233,6 +234,9 @@ class _Vendor:
     keys: frozenset[str]
     squashed: frozenset[str]
     aliases: tuple[str, ...]
+    variants: frozenset[str] = frozenset()
+    """Keys of the organisations the corpus names after the vendor with or without a
+    word such as "Studios" ("Mojang" for Mojang Studios): the vendor in its notes."""
 
     @classmethod
     def of(cls, vendor: str | None, aliases: Sequence[str], gazetteer: Gazetteer | None) -> _Vendor:
@@ -248,6 +252,7 @@ class _Vendor:
             frozenset(name_key(v) for v in (name, *aliases) if v),
             frozenset(squashed_name(v) for v in (name, *aliases) if v),
             tuple(aliases),
+            _variants(name, gazetteer) if name is not None and kind == "ORG" else frozenset(),
         )
 
     @property
@@ -263,6 +268,29 @@ class _Vendor:
             for n in notes
             if n.facts.is_product and n.facts.subject and name_key(n.facts.subject) in self.keys
         ]
+
+
+#: Words an organisation's name may end with or go without ("Mojang Studios",
+#: "Progress Software", "Mozilla Foundation").
+SAME_ORG_WORDS = ("Studios", "Software", "Foundation", "Labs", "Technologies", "Games")
+
+
+def _variants(name: str, gazetteer: Gazetteer | None) -> frozenset[str]:
+    """Keys of the organisations the corpus declares under the vendor's name with or
+    without one of :data:`SAME_ORG_WORDS` ("Mojang" and "Mojang Studios"; not "Linux"
+    of "Linux Foundation", a product)."""
+    if gazetteer is None:
+        return frozenset()
+    words = name.split()
+    candidates = [f"{name} {w}" for w in SAME_ORG_WORDS]
+    if len(words) > 1 and words[-1].casefold() in {w.casefold() for w in SAME_ORG_WORDS}:
+        candidates.append(" ".join(words[:-1]))
+    out: set[str] = set()
+    for candidate in candidates:
+        entry = gazetteer.lookup(candidate)
+        if entry is not None and entry.type == "ORG" and name_key(entry.name) != name_key(name):
+            out.add(name_key(candidate))
+    return frozenset(out)
 
 
 def _products_by_note(
@@ -563,6 +591,33 @@ def _prose_detail(r: RelationMention) -> tuple[tuple[str, str], ...]:
     return (("provenance", "prose"), *((("offering", r.detail),) if r.detail else ()))
 
 
+def _parts_of_products(
+    edges: dict[tuple[int, int, str], list[RawEdge]], types: Sequence[str]
+) -> dict[tuple[int, int, str], list[RawEdge]]:
+    """ "X is part of Y" is who makes X when Y is an organisation (the prose rule
+    ``project_of``, read before the names settle) and RELATED_TO when Y settled as a
+    product ("Bitbucket Cloud is part of the Atlassian Cloud", the model's organisation
+    and a product by its name): such evidence moves to the symmetric pair."""
+    out = dict(edges)
+    for (s, t, rel_type), evidence in edges.items():
+        if rel_type != "PRODUCES" or types[s] != "PRODUCT" or types[t] != "PRODUCT":
+            continue
+        parts = [replace(ev, type="RELATED_TO") for ev in evidence if ev.method == PART_OF_ORG]
+        if parts:
+            a, b = min(s, t), max(s, t)
+            out[a, b, "RELATED_TO"] = [*out.get((a, b, "RELATED_TO"), []), *parts]
+    return out
+
+
+#: The prose rule of "a Node.js web application framework" (extraction.nlp.pattern_rules).
+NAMED_KIND = "pattern:kind_of"
+#: Kinds of product (what their notes say they are) that a framework or library
+#: named after them is written in or speaks, not built on.
+NOT_BASES = frozenset(["language", "protocol", "standard", "format", "specification"])
+#: The prose rule of "part of / a project of" an organisation.
+PART_OF_ORG = "pattern:project_of"
+
+
 def _kept_relationships(
     edges: dict[tuple[int, int, str], list[RawEdge]], types: Sequence[str]
 ) -> tuple[list[GraphRelationship], list[GraphRelationship]]:
@@ -646,6 +701,8 @@ def _add_edge(
         and entity_for.namer.is_name(edge.target)
     ):
         return
+    if edge.method == NAMED_KIND and entity_for.namer.kind(edge.target) in NOT_BASES:
+        return  # "a PHP web framework" is written in PHP, not built on it
     s = entity_for(edge.source, edge.source_label)
     t = entity_for(edge.target, edge.target_label)
     if s is None or t is None or s == t:

@@ -99,6 +99,35 @@ def short_names(subject: str, owners: Iterable[str], slugs: Iterable[str]) -> li
     return list(dict.fromkeys(out))
 
 
+_PARENTHESIZED = re.compile(r"^(.+?)\s*\(([^()]+)\)$")
+
+
+def parenthesized_names(subject: str) -> list[str]:
+    """The two names of a title "<name> (<abbreviation>)" or "<abbreviation> (<name>)",
+    when the one word reads as an abbreviation of the several (two capitals or more).
+
+    >>> parenthesized_names("JSX (JavaScript XML)")
+    ['JSX', 'JavaScript XML']
+    >>> parenthesized_names("Windows UI Library (WinUI)")
+    ['Windows UI Library', 'WinUI']
+    >>> parenthesized_names("TWRP (software)"), parenthesized_names("X (Twitter)")
+    ([], [])
+    """
+    m = _PARENTHESIZED.match(" ".join(subject.split()))
+    if m is None:
+        return []
+    a, b = m.group(1), m.group(2)
+    for short, full in ((a, b), (b, a)):
+        if (
+            " " not in short
+            and 2 <= len(short) <= 10
+            and sum(c.isupper() for c in short) >= 2
+            and len(full.split()) >= 2
+        ):
+            return [a, b]
+    return []
+
+
 class Gazetteer:
     """Names of the corpus, their types, and where a text mentions them."""
 
@@ -108,10 +137,14 @@ class Gazetteer:
         surfaces: dict[str, Entry],
         slugs: dict[str, str],
         searchable: set[str] | None = None,
+        makers: dict[str, frozenset[str]] | None = None,
+        kinds: dict[str, str] | None = None,
     ) -> None:
         self._entries = entries
         self._surfaces = surfaces
         self._slugs = slugs
+        self._makers = makers or {}
+        self._kinds = kinds or {}
         # surface token sequences by first token, longest first; and by the first
         # token's case-folded form, for names written in another case ("VMWare")
         self._starts: dict[str, list[tuple[tuple[str, ...], str]]] = {}
@@ -142,6 +175,8 @@ class Gazetteer:
         votes: dict[str, Counter[tuple[str, int]]] = {}
         shown: dict[str, Counter[str]] = {}
         slugs: dict[str, str] = {}
+        makers: dict[str, set[str]] = {}
+        kinds: dict[str, str] = {}
 
         def vote(name: str, type_: str, rank: int) -> str:
             key = _key(name)
@@ -153,11 +188,18 @@ class Gazetteer:
 
         for display in vendor_names.values():
             vote(display, guess_vendor_type(display), FOLDER)
-        for _, facts in notes:
+        for vendor, facts in notes:
             for maker in facts.makers:
                 vote(maker.name, maker.type, MAKER)
             if facts.subject and facts.is_product:
                 vote(facts.subject, "PRODUCT", SUBJECT)
+                # who makes it: the folder it is filed under and its stated makers
+                made = makers.setdefault(_key(facts.subject), set())
+                made.update(_key(m.name) for m in facts.makers)
+                if not vendor.startswith("_"):
+                    made.add(_key(vendor))
+                if facts.kind:
+                    kinds.setdefault(_key(facts.subject), facts.kind)
                 for slug in facts.slugs:
                     slugs.setdefault(slug, facts.subject)
         entries: dict[str, Entry] = {}
@@ -187,10 +229,19 @@ class Gazetteer:
                 continue
             candidates = [vendor, *(m.name for m in facts.makers)]
             candidates += [o for o in owners if facts.subject.startswith(o + " ")]
-            for short in short_names(facts.subject, candidates, facts.slugs):
+            shorter = short_names(facts.subject, candidates, facts.slugs)
+            # "JSX (JavaScript XML)" is "JSX" and "JavaScript XML" in prose
+            for short in [*shorter, *parenthesized_names(facts.subject)]:
                 if _key(short) not in entries:
                     surfaces.setdefault(short, product)
-        return cls(entries, surfaces, slugs, searchable)
+        return cls(
+            entries,
+            surfaces,
+            slugs,
+            searchable,
+            {k: frozenset(v) for k, v in makers.items()},
+            kinds,
+        )
 
     def lookup(self, name: str) -> Entry | None:
         """The entry a name is (by normalised name, or as a known short name)."""
@@ -206,9 +257,35 @@ class Gazetteer:
         """Every surface form and the type it seeds (what a change is measured on)."""
         return {s: e.type for s, e in self._surfaces.items()}
 
+    def makers_of(self, name: str) -> frozenset[str]:
+        """Normalised names of whoever the notes say makes a declared product: the
+        folders its notes are filed under and their ``created_by`` makers."""
+        entry = self.lookup(name)
+        if entry is None or entry.type != "PRODUCT":
+            return frozenset()
+        return self._makers.get(_key(entry.name), frozenset())
+
+    def kind_of(self, name: str) -> str:
+        """What a declared product is, as its note says ("language"; '' unknown)."""
+        entry = self.lookup(name)
+        if entry is None or entry.type != "PRODUCT":
+            return ""
+        return self._kinds.get(_key(entry.name), "")
+
     def state(self) -> dict[str, dict[str, str]]:
         """What a later rebuild compares with to find the notes a change touches."""
-        return {"surfaces": self.surface_types(), "slugs": dict(self._slugs)}
+        return {
+            "surfaces": self.surface_types(),
+            "slugs": dict(self._slugs),
+            "makers": {
+                self._entries[k].name: "\t".join(sorted(v))
+                for k, v in self._makers.items()
+                if k in self._entries
+            },
+            "kinds": {
+                self._entries[k].name: v for k, v in self._kinds.items() if k in self._entries
+            },
+        }
 
     def aliases_of(self, entry: Entry) -> list[str]:
         return [s for s, e in self._surfaces.items() if e == entry and s != entry.name]

@@ -139,6 +139,18 @@ class Namer:
         x, y = self.gazetteer.lookup(a), self.gazetteer.lookup(b)
         return x is not None and y is not None and x != y and x.type == y.type == "PRODUCT"
 
+    def made_by_others(self, name: str, owners: AbstractSet[str]) -> bool:
+        """Whether the corpus says who makes the product ``name`` and none of
+        ``owners`` (normalised names) is among them ("Linux" for Oracle)."""
+        if self.gazetteer is None:
+            return False
+        makers = self.gazetteer.makers_of(name)
+        return bool(makers) and not makers & owners
+
+    def kind(self, name: str) -> str:
+        """What the corpus says the product ``name`` is ("language"; '' unknown)."""
+        return self.gazetteer.kind_of(name) if self.gazetteer is not None else ""
+
     def canonical(self, name: str, label: str) -> tuple[str, str, bool]:
         """(name, type, known) for a mention: the gazetteer's entry when it knows
         the name, or the product it names with a version, release words or a
@@ -187,6 +199,7 @@ def settle_names(
     vendor: str | None,
     vendor_type: str,
     vendor_keys: AbstractSet[str],
+    vendor_variants: AbstractSet[str] = frozenset(),
 ) -> tuple[list[RawMention], dict[str, tuple[str, str]], set[str]]:
     """Each mention's final name and type, one per real thing.
 
@@ -198,6 +211,10 @@ def settle_names(
     its most frequent name and the type its mentions vote for; a name the model
     typed as an organisation but made of a product's or an owner's name and more
     words ("Windows Forms", "Microsoft Teams") is a product.
+
+    ``vendor_variants`` are keys of the vendor's own name with or without a word
+    such as "Studios" that the corpus names as an organisation of its own ("Mojang"
+    in Mojang Studios' notes): they are the vendor, shown by its own name.
 
     Returns the mentions renamed, ``settled`` (every seen key -> final name and
     type, for relationship ends) and the keys the corpus decided.
@@ -237,6 +254,9 @@ def settle_names(
             parent[rb] = ra
 
     ordered = sorted(named, key=lambda m: (m.chunk_id, m.start))
+    if vendor is not None:
+        for variant in vendor_variants & spelled.keys():
+            union(name_key(vendor), variant)
     for a, b in pairwise(ordered):
         if a.chunk_id != b.chunk_id or a.start == a.end or b.start == b.end:
             continue
@@ -279,14 +299,19 @@ def settle_names(
         words = key.split()
         for cut in range(1, len(words)):
             head, rest = " ".join(words[:cut]), " ".join(words[cut:])
-            # "hashicorp nomad" and "nomad", "jetbrains mps" and "mps": one product; with
-            # another owner's name in front, not when the corpus declares both as products
-            # of their own ("Slackware Linux" and "Linux")
+            # "hashicorp nomad" and "nomad", "jetbrains mps" and "mps": one product; not
+            # when the corpus declares both as products of their own ("Slackware Linux"
+            # and "Linux"), unless the vendor's name is in front and the corpus does not
+            # say someone else makes the shorter one ("Apple iOS" and "iOS" are one,
+            # "Oracle Linux" and "Linux" two)
             if (
                 head in owners
                 and rest in spelled
                 and (rest in products or key in products)
-                and (head in vendor_keys or not namer.distinct_products(key, rest))
+                and not (
+                    namer.distinct_products(key, rest)
+                    and (head not in vendor_keys or namer.made_by_others(rest, vendor_keys))
+                )
             ):
                 union(key, rest)
     groups: dict[str, list[str]] = {}
@@ -299,6 +324,8 @@ def settle_names(
         if declared:
             # the corpus's own name: the owner's full form of a product first
             best = max(declared, key=lambda k: (len(k.split()), sum(spelled[k].values()), k))
+            if vendor is not None and name_key(vendor) in members:
+                best = name_key(vendor)  # the vendor by its own name, not a variant's
             type_ = known[best]
             corpus_keys.update(members)
         else:

@@ -36,6 +36,15 @@ DERIVED_KINDS = frozenset(
     flavor flavour variant downstream
     """.split()  # noqa: SIM905
 )
+#: Nouns of what is made on a platform and named after it ("a Node.js web application
+#: framework", "an open-source Vue Component Framework", "a Python library"); not
+#: what merely runs or holds one ("a JavaScript runtime", "a MySQL database").
+MADE_ON_KINDS = frozenset(
+    """
+    framework frameworks library libraries toolkit toolkits sdk plugin plugins plug-in
+    extension extensions module modules wrapper wrappers binding bindings
+    """.split()  # noqa: SIM905
+)
 #: Nouns of a kind of product a name can stand in front of ("the MeeGo operating system").
 KIND_NOUNS = (PRODUCT_NOUNS | frozenset(["system"])) - frozenset(["distribution", "distributions"])
 #: Nouns of what extends a platform, in "X, a <noun> for Y" ("a controller for
@@ -246,6 +255,15 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
             ],
             [  # "a Linux distribution", "a community-driven Debian derivative"
                 _trigger({**_any(DERIVED_KINDS), "DEP": {"IN": ["attr", "appos", "oprd"]}}),
+                _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
+            ],
+        ],
+    ),
+    "kind_of": (
+        "BASED_ON",
+        [
+            [  # "a Node.js web application framework": the framework says what X is
+                _trigger({**_any(MADE_ON_KINDS), "DEP": {"IN": ["attr", "appos", "oprd"]}}),
                 _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
             ],
         ],

@@ -35,6 +35,12 @@ The rules and what they find:
                           of Y"; "Y is used as the backing store by X"
 ``y_based``               BASED_ON: "a Kubernetes-based platform"
 ``for_noun``              BASED_ON: "X, a framework / controller / compiler ... for Y"
+``kind_of``               BASED_ON: "X is a Node.js web application framework", "a Vue
+                          Component Framework" (a framework, library, toolkit, SDK, plugin,
+                          extension, module, wrapper or binding named after Y), where no
+                          other rule finds the pair; the graph leaves out a Y its note says
+                          is a language, protocol, standard, format or specification ("a
+                          PHP web framework" is written in PHP)
 ``made_by``               PRODUCES: "developed / created / maintained / managed / published /
                           hosted by V"
 ``maker_verb``            PRODUCES: "V developed / created / released / launched X"
@@ -111,8 +117,7 @@ def find_pattern_relations(
     ends = Ends(doc, mentions, subject)
     if not ends.named:
         return []
-    out: list[PatternFound] = []
-    seen: set[tuple[str, int, int, int, int]] = set()
+    found: list[PatternFound] = []
     vocab = doc.vocab
     for match_id, tokens in _matches(doc):
         rule, k = vocab.strings[match_id].split("#")
@@ -122,22 +127,31 @@ def find_pattern_relations(
         }
         trigger = at["trigger"]
         if rule == "support":
-            found = list(_support(ends, trigger))
+            found.extend(_support(ends, trigger))
         else:
-            found = list(_pairs(ends, rule, rtype, at))
-        for f in found:
-            key = (
-                f.type,
-                f.source.span.start,
-                f.source.span.end,
-                f.target.span.start,
-                f.target.span.end,
-            )
-            if key in seen or f.source.canonical.casefold() == f.target.canonical.casefold():
-                continue
-            seen.add(key)
-            out.append(_slot_typed(f))
+            found.extend(_pairs(ends, rule, rtype, at))
+    # one finding per pair and type, a fallback rule's last ("an Apache Groovy-based
+    # web application framework" is y_based's, not kind_of's)
+    found.sort(key=lambda f: f.rule in FALLBACK_RULES)
+    out: list[PatternFound] = []
+    seen: set[tuple[str, int, int, int, int]] = set()
+    for f in found:
+        key = (
+            f.type,
+            f.source.span.start,
+            f.source.span.end,
+            f.target.span.start,
+            f.target.span.end,
+        )
+        if key in seen or f.source.canonical.casefold() == f.target.canonical.casefold():
+            continue
+        seen.add(key)
+        out.append(_slot_typed(f))
     return out
+
+
+#: Rules that find a pair only where no other rule does.
+FALLBACK_RULES = frozenset(["kind_of"])
 
 
 def _matches(doc: Doc) -> Iterator[tuple[int, list[int]]]:
@@ -177,17 +191,25 @@ def _slot_typed(f: PatternFound) -> PatternFound:
     (or nobody) typed it: "runs on ... Common Language Runtime" is no person."""
     want_source, want_target = SLOT_TYPES[f.type]
     source, target = f.source, f.target
-    if want_source and _retyped(source, want_source):
+    if want_source and _retyped(source, want_source, f.rule):
         source = Mention(source.span, want_source, source.canonical, source.pronoun, True, True)
-    if want_target and _retyped(target, want_target):
+    if want_target and _retyped(target, want_target, f.rule):
         target = Mention(target.span, want_target, target.canonical, target.pronoun, True, True)
     return PatternFound(f.type, f.rule, source, target, f.sentence, f.detail)
 
 
-def _retyped(m: Mention, want: str) -> bool:
-    """A slot's type wins over a run nobody typed or over the model's organisation or
-    person; a place stays a place ("California-based")."""
-    return m.label != want and (m.guessed or (guessed_other(m) and m.label != "LOCATION"))
+def _retyped(m: Mention, want: str, rule: str) -> bool:
+    """A slot's type wins over a run nobody typed or over the model's organisation,
+    person or place; in "<Y>-based" and "designed for Y" a place stays a place
+    ("California-based"), but nothing is "built on" or "a fork of" a place ("based on
+    the open-source Uyuni project")."""
+    return m.label != want and (
+        m.guessed or (guessed_other(m) and (m.label != "LOCATION" or rule not in PLACE_SLOTS))
+    )
+
+
+#: Rules whose slot may hold a place.
+PLACE_SLOTS = frozenset(["y_based", "for_noun"])
 
 
 def slot_typed_spans(found: Sequence[PatternFound]) -> dict[tuple[int, int], str]:
@@ -203,7 +225,7 @@ def slot_typed_spans(found: Sequence[PatternFound]) -> dict[tuple[int, int], str
 
 def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[PatternFound]:
     trigger = at["trigger"]
-    if rule == "base_noun" and "prep" not in at:
+    if rule == "kind_of" or (rule == "base_noun" and "prep" not in at):
         # "a Linux distribution": the product the derived thing is named after (not an
         # organisation the notes declare: "a Red Hat build" is Red Hat's, not based on it)
         named = [

@@ -133,6 +133,7 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     # device is related to it, not built on it; "a transpiler for F#")
     ("BASED_ON", "pattern:for_noun", "*", "*"): 0.75,  # 39/43
     ("BASED_ON", "pattern:y_based", "*", "*"): 0.45,  # 19/19
+    ("BASED_ON", "pattern:kind_of", "*", "*"): 0.45,  # 7/9 (2 of them gold)
     # runs_on: "X runs on Y" states BASED_ON, a platform included ("The game runs on
     # Microsoft Windows"), as docs/building-the-graph.md defines the type; judged so, 9 of
     # the 11 sampled are right (2 fewer under the stricter reading of a platform as no

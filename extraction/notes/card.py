@@ -92,6 +92,52 @@ def description(doc: SourceDocument) -> str:
     return _first_paragraph(doc.body)
 
 
+#: Words that end the noun phrase after "is a" ("a test framework *for* PHP").
+_PHRASE_ENDS = frozenset(
+    """
+    for that which who whose with used to in into of on at as written designed built
+    developed created made based where from by than like via providing allowing
+    """.split()  # noqa: SIM905
+)
+_IS_A = re.compile(r"\b(?:is|are|was)\s+(?:a|an|the)\s+", re.IGNORECASE)
+_WORD_EDGE = re.compile(r"^[^\w#+.-]+|[^\w#+]+$")
+
+
+def subject_kind(doc: SourceDocument) -> str:
+    """The noun saying what the note's subject is, in lower case: the head of its
+    description's first "is a ..." phrase ("a popular general-purpose scripting
+    language that works well ..."), else its front-matter category's last word
+    (``lang``: "language", which endoflife.date gives Java's distributions too); ''
+    when neither says.
+
+    >>> from extraction.notes.corpus import parse_document
+    >>> doc, _ = parse_document("vendors/X/topic-php.md", b"---\\ndisplay_name: PHP\\n"
+    ...     b"short_description: PHP is a popular general-purpose scripting language that"
+    ...     b" works well.\\n---\\nText.\\n")
+    >>> subject_kind(doc)
+    'language'
+    >>> doc, _ = parse_document("vendors/X/eol-behat.md", b"---\\ntitle: Behat\\n---\\n"
+    ...     b"\\n> Behat is a test framework for PHP.\\n")
+    >>> subject_kind(doc)
+    'framework'
+    """
+    category = category_words(doc)
+    fallback = category.split()[-1].casefold() if category else ""
+    text = description(doc)
+    m = _IS_A.search(text)
+    if m is None:
+        return fallback
+    head = fallback
+    for raw in text[m.end() :].split()[:20]:
+        word = _WORD_EDGE.sub("", raw).casefold()
+        if not word or word in _PHRASE_ENDS:
+            break
+        head = word
+        if raw.endswith((".", ";", ":")) or "(" in raw:
+            break
+    return head
+
+
 def category_words(doc: SourceDocument) -> str:
     """The front matter's category in words (``os`` -> ``operating system``); '' when the
     note has none (its category is then its kind, ``topic`` or ``note``)."""

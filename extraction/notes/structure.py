@@ -29,6 +29,7 @@ from typing import Any
 
 from extraction.lexicon import is_vocabulary
 from extraction.names import guess_vendor_type, normalize_name
+from extraction.notes.card import subject_kind
 from extraction.notes.document import SourceDocument
 
 #: Longest maker name or subject kept: anything longer is prose, not a name.
@@ -130,6 +131,8 @@ class NoteFacts:
     """An endoflife.date product page (``eol-*.md``): its vendor folder makes the
     product, unless the note names the vendor as a seller of its support."""
     support_offers: tuple[SupportOffer, ...] = ()
+    kind: str = ""
+    """The noun saying what the subject is ("language", "framework"; ''  unknown)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -145,6 +148,7 @@ class NoteFacts:
             "problems": list(self.problems),
             "product_page": self.product_page,
             "support_offers": [[o.sentence, list(o.links)] for o in self.support_offers],
+            "kind": self.kind,
         }
 
     @classmethod
@@ -169,6 +173,7 @@ class NoteFacts:
                     SupportOffer(str(text), tuple(str(t) for t in links))
                     for text, links in data.get("support_offers", ())
                 ),
+                kind=str(data.get("kind") or ""),
             )
         except (TypeError, ValueError):
             return cls()
@@ -385,4 +390,5 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
         problems=tuple(problems),
         product_page=meta.get("document_type") == "end-of-life",
         support_offers=support_offers(_prose(doc)),
+        kind=subject_kind(doc),
     )

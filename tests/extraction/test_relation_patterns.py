@@ -21,6 +21,7 @@ PRODUCTS = [
     *["etcd", "Symfony", "PrestaShop", "Clojure", "JVM", "Angular", "Ubuntu", "Debian"],
     *["Gatekeeper", "Backdrop CMS", "Argo CD", "Clear Linux", "Linux Mint"],
     "Amazon OpenSearch Service",
+    *["Express.js", "Vuetify", "Apache Grails", "Apache Groovy"],
 ]
 MAKERS = [
     *["Mojang", "Citrix", "HeroDevs", "TuxCare", "Tidelift", "GitHub", "Intel", "Microsoft"],
@@ -99,6 +100,13 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             "extends",
         ),
         ("It is an extension of Angular.", "Vue", ("Vue", "Angular"), "extends"),
+        (
+            "Express.js is a minimal and flexible Node.js web application framework.",
+            "Express",
+            ("Express.js", "Node.js"),
+            "kind_of",
+        ),
+        ("Vuetify is an open-source Vue Component Framework.", None, ("Vuetify", "Vue"), "kind_of"),
         # RELATED_TO
         ("Argo CD is part of the Kubernetes platform.", None, ("Argo CD", "Kubernetes"), "part_of"),
         (
@@ -407,3 +415,27 @@ def test_a_note_of_only_a_table_gives_no_pattern_relation(extractor: Extractor) 
 def test_every_rule_has_a_calibrated_confidence() -> None:
     for rule, (rtype, _) in PATTERNS.items():
         assert (rtype, f"pattern:{rule}", "*", "*") in CONFIDENCE, rule
+
+
+def test_a_kind_named_after_a_product_yields_to_any_other_rule(extractor: Extractor) -> None:
+    # "a <Y> framework" is kind_of's only where no rule says more ("Y-based")
+    found = _found(extractor, "Apache Grails is an Apache Groovy-based web application framework.")
+    assert ("Apache Grails", "BASED_ON", "Apache Groovy", "pattern:y_based") in found
+    assert not any(m == "pattern:kind_of" for *_, m in found)
+    # what only modifies a kind of thing ("a web framework for Vue") is for_noun's
+    assert not any(
+        m == "pattern:kind_of" for *_, m in _found(extractor, "Vuetify is a framework for Vue.")
+    )
+
+
+def test_nothing_is_built_on_a_place_but_a_y_based_place_stays_a_place(
+    extractor: Extractor,
+) -> None:
+    # the model reads "Uyuni" as a place; "based on" a place says nothing, so it is a product
+    text = "SUSE Manager is a SUSE product based on the open-source Uyuni project."
+    ctx = ExtractionContext(known_entities=(("SUSE Manager", "PRODUCT"), ("SUSE", "ORG")))
+    result = extractor.extract(text, ctx)
+    based = {(r.source, r.target, r.target_label) for r in result.relations if r.type == "BASED_ON"}
+    assert ("SUSE Manager", "Uyuni", "PRODUCT") in based
+    assert {e.text: e.label for e in result.entities}.get("Uyuni") == "PRODUCT"
+    assert not _typed(extractor, "Ubuntu is a London-based software company.")

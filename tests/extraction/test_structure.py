@@ -533,3 +533,131 @@ def test_related_slugs_no_note_is_become_relationships_with_their_own_provenance
     assert jxon.metadata["provenance"] == "front matter: related (a name by its slug)"
     assert jxon.evidence_sentence == "related: jxon" and jxon.confidence == pytest.approx(0.5)
     assert {e.name: e.type for e in graph.entities}["JXON"] == "PRODUCT"
+
+
+def _method_rel(
+    src: str, st: str, rtype: str, tgt: str, tt: str, conf: float, method: str
+) -> RelationMention:
+    return RelationMention(src, st, tgt, tt, rtype, conf, "s", (0, 1), (2, 3), method)
+
+
+def test_the_vendor_s_product_and_its_short_name_are_one_unless_another_maker_makes_it() -> None:
+    linux = b"---\ndisplay_name: Linux\ncreated_by: Linus Torvalds\ntopic: linux\n---\nA kernel.\n"
+    ios = b"---\ndisplay_name: iOS\ncreated_by: Apple Inc\ntopic: ios\n---\nAn OS.\n"
+    docs = [
+        doc("Linus_Torvalds", "topic-linux.md", linux),
+        doc("Apple_Inc.", "topic-ios.md", ios),
+        doc("Oracle", "eol-oracle-linux.md", b"---\ntitle: Oracle Linux\n---\nA RHEL clone.\n"),
+        doc("Apple", "eol-ios.md", b"---\ntitle: Apple iOS\n---\nAn OS.\n"),
+    ]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    assert g.makers_of("Linux") == {"linus torvalds"}
+    assert g.makers_of("Oracle Linux") == {"oracle"}
+
+    def names(vendor: str, text: str, found: list[str]) -> set[str]:
+        row = _row(text, [(n, "PRODUCT", "ruler") for n in found], [])
+        return {e.name for e in build_vendor_graph([row], gazetteer=g, vendor=vendor).entities}
+
+    # Linus Torvalds makes Linux: Oracle Linux is another product
+    oracle = names("Oracle", "Oracle Linux runs Linux.", ["Oracle Linux", "Linux"])
+    assert {"Oracle Linux", "Linux"} <= oracle
+    # Apple makes iOS: "iOS" in Apple's notes is Apple iOS
+    apple = names("Apple", "Apple iOS is iOS.", ["Apple iOS", "iOS"])
+    assert "Linux" not in apple and len(apple & {"Apple iOS", "iOS"}) == 1
+    # who makes a product is part of what a later rebuild compares
+    assert g.state()["makers"]["Linux"] == "linus torvalds"
+
+
+def test_a_title_with_its_abbreviation_in_parentheses_is_named_both_ways() -> None:
+    jsx = b"---\ndisplay_name: JSX (JavaScript XML)\ncreated_by: Facebook\ntopic: jsx\n---\nJSX.\n"
+    docs = [doc("Facebook", "topic-jsx.md", jsx)]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    entry = g.lookup("JSX")
+    assert entry is not None and entry.name == "JSX (JavaScript XML)"
+    assert g.lookup("JavaScript XML") == entry
+    twrp = b"---\ndisplay_name: TWRP (software)\ncreated_by: Team Win\n---\nA recovery.\n"
+    g = Gazetteer.build([("Team Win", note_facts(doc("Team_Win", "topic-twrp.md", twrp)))], set())
+    assert g.lookup("TWRP (software)") is not None and g.lookup("TWRP") is None
+
+
+def test_part_of_a_name_that_settles_as_a_product_is_related_to_it_not_its_maker() -> None:
+    text = "Bitbucket Cloud is part of the Atlassian Cloud with its own cadence."
+    row = _row(
+        text,
+        [("Bitbucket Cloud", "PRODUCT", "ner"), ("Atlassian Cloud", "ORG", "ruler")],
+        [
+            _method_rel(
+                "Atlassian Cloud",
+                "ORG",
+                "PRODUCES",
+                "Bitbucket Cloud",
+                "PRODUCT",
+                0.45,
+                "pattern:project_of",
+            )
+        ],
+    )
+    graph = build_vendor_graph([row], vendor="Atlassian", vendor_aliases=("Atlassian",))
+    types = {e.name: e.type for e in graph.entities}
+    assert types["Atlassian Cloud"] == "PRODUCT"  # an owner's name and "Cloud"
+    edges = _edges(graph)
+    assert {("Atlassian Cloud", "RELATED_TO", "Bitbucket Cloud")} <= edges or {
+        ("Bitbucket Cloud", "RELATED_TO", "Atlassian Cloud")
+    } <= edges
+    assert not [e for e in edges if e[1] == "PRODUCES"]
+    related = next(r for r in graph.relationships if r.type == "RELATED_TO")
+    assert related.metadata["method"] == "pattern:project_of"
+
+
+def test_a_framework_named_after_a_language_is_not_built_on_it() -> None:
+    php = b"---\ndisplay_name: PHP\ncreated_by: Rasmus Lerdorf\n---\nPHP is a scripting language.\n"
+    node = b"---\ndisplay_name: Node.js\ncreated_by: Ryan Dahl\n---\nNode.js is a runtime.\n"
+    docs = [doc("Rasmus_Lerdorf", "topic-php.md", php), doc("Ryan_Dahl", "topic-node.md", node)]
+    facts = [note_facts(d) for d in docs]
+    assert [f.kind for f in facts] == ["language", "runtime"]
+    g = Gazetteer.build(
+        [(d.vendor, f) for d, f in zip(docs, facts, strict=True)], {d.vendor for d in docs}
+    )
+    assert g.kind_of("PHP") == "language" and g.state()["kinds"]["Node.js"] == "runtime"
+    text = "Laravel is a PHP web framework. Koa is a Node.js web framework."
+    names = [("Laravel", "PRODUCT", "ruler"), ("PHP", "PRODUCT", "ruler")]
+    names += [("Koa", "PRODUCT", "ruler"), ("Node.js", "PRODUCT", "ruler")]
+    kinds = [
+        _method_rel(s, "PRODUCT", "BASED_ON", t, "PRODUCT", 0.45, "pattern:kind_of")
+        for s, t in (("Laravel", "PHP"), ("Koa", "Node.js"))
+    ]
+    # "Python-based" says more than "a Python framework" does
+    based = _method_rel("Laravel", "PRODUCT", "BASED_ON", "PHP", "PRODUCT", 0.45, "pattern:y_based")
+    graph = build_vendor_graph([_row(text, names, kinds)], gazetteer=g)
+    assert {e for e in _edges(graph) if e[1] == "BASED_ON"} == {("Koa", "BASED_ON", "Node.js")}
+    graph = build_vendor_graph([_row(text, names, [*kinds, based])], gazetteer=g)
+    assert ("Laravel", "BASED_ON", "PHP") in _edges(graph)
+
+
+def test_the_vendor_s_name_with_or_without_studios_is_the_vendor_when_the_corpus_has_both() -> None:
+    def topic(maker: str, name: str) -> bytes:
+        return f"---\ndisplay_name: {name}\ncreated_by: {maker}\n---\n{name}.\n".encode()
+
+    docs = [
+        doc("Mojang_Studios", "topic-mcfunction.md", topic("Mojang Studios", "mcfunction")),
+        doc("Mojang", "topic-bedrock.md", topic("Mojang", "Bedrock Server")),
+        doc("Linux_Foundation", "topic-cncf.md", topic("Linux Foundation", "Kubernetes")),
+        doc("Linus", "topic-linux.md", topic("Linus Torvalds", "Linux")),
+    ]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    text = "Mojang makes Minecraft. Linux runs Kubernetes."
+    names = [("Mojang", "ORG", "ner"), ("Minecraft", "PRODUCT", "ruler")]
+    made = [_rel("Mojang", "ORG", "PRODUCES", "Minecraft", "PRODUCT", 0.8)]
+    graph = build_vendor_graph(
+        [_row(text, names, made)],
+        notes=[VendorNote(docs[0].path, note_facts(docs[0]), chunk_id=1, content="mcfunction")],
+        gazetteer=g,
+        vendor="Mojang Studios",
+    )
+    orgs = {e.name: e.aliases for e in graph.entities if e.type == "ORG"}
+    assert list(orgs) == ["Mojang Studios"] and "Mojang" in orgs["Mojang Studios"]
+    assert ("Mojang Studios", "PRODUCES", "Minecraft") in _edges(graph)
+    # "Linux" is a product the corpus declares, not the Linux Foundation
+    linux = [("Linux", "PRODUCT", "ruler"), ("Kubernetes", "PRODUCT", "ruler")]
+    graph = build_vendor_graph([_row(text, linux, [])], gazetteer=g, vendor="Linux Foundation")
+    assert {"Linux", "Linux Foundation"} <= {e.name for e in graph.entities}

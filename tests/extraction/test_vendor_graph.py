@@ -218,6 +218,38 @@ Vuetify Kit is a set of components.
     assert after.get("Vuetify Kit") == "PRODUCT"  # named as its note declares it
 
 
+def test_a_product_given_another_maker_rebuilds_the_graphs_that_name_it(
+    rebuilder: Rebuilder,
+    db: Database,
+    tmp_path: Path,
+    fresh_database: str,
+    embedder: Any,
+    extractor: Any,
+) -> None:
+    from sql.database import open_database
+    from sql.settings import DatabaseSettings
+
+    linux = "---\ndisplay_name: Linux\ncreated_by: {maker}\ntopic: linux\n---\nA kernel.\n"
+    notes = {
+        "vendors/Oracle/eol-oracle-linux.md": "---\ntitle: Oracle Linux\n---\n"
+        "> Oracle Linux is an operating system. Oracle Linux ships Linux 6 kernels.\n",
+        "vendors/Kernel_Org/topic-linux.md": linux.format(maker="Oracle"),
+    }
+    root = write(tmp_path / "notes", notes)
+    rebuilder.run(root)
+    before, _ = graph(db, "Oracle")
+    assert "Linux" not in before  # Oracle makes it, as far as the notes said: Oracle Linux
+    # the Linux note now names another maker; Oracle's note is unchanged
+    write(root, {"vendors/Kernel_Org/topic-linux.md": linux.format(maker="Linus Torvalds")})
+    report = rebuilder.run(root)
+    assert report.documents_changed == 1 and report.documents_reextracted == 1
+    after, _ = graph(db, "Oracle")
+    assert after.get("Linux") == "PRODUCT" and after.get("Oracle Linux") == "PRODUCT"
+    full = open_database(DatabaseSettings(database_url=fresh_database))
+    Rebuilder(full, embedder=embedder, extractor=extractor).run(root)
+    assert snapshot(db) == snapshot(full)
+
+
 def test_another_graph_builder_rebuilds_graphs_without_extracting(
     rebuilder: Rebuilder, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
