@@ -52,11 +52,13 @@ from extraction.graph.naming import (
     is_release,
     name_key,
     settle_names,
+    snippet,
     squashed_name,
 )
 from extraction.graph.note_edges import (
     VENDOR,
     VendorNote,
+    edition_edges,
     note_edges,
     note_mentions,
     related_without_note,
@@ -69,7 +71,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "35"
+GRAPH_VERSION = "36"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -82,7 +84,6 @@ MENTION_CONFIDENCE = {
     "ner": 0.6,
 }
 MAX_CONFIDENCE = 0.99
-SNIPPET_CHARS = 160
 #: Chunk ids kept per relationship besides its strongest evidence.
 MAX_EVIDENCE_CHUNKS = 20
 #: Co-occurrence edges kept per vendor (the most repeated pairs): a weak signal.
@@ -126,15 +127,6 @@ def _noisy_or(confidences: Sequence[float]) -> float:
     for c in confidences:
         remaining *= 1.0 - c
     return round(min(MAX_CONFIDENCE, 1.0 - remaining), 4)
-
-
-def _snippet(content: str, start: int, end: int) -> str:
-    if not content:
-        return ""
-    half = max(0, (SNIPPET_CHARS - (end - start)) // 2)
-    lo, hi = max(0, start - half), min(len(content), end + half)
-    text = " ".join(content[lo:hi].split())
-    return ("…" if lo > 0 else "") + text + ("…" if hi < len(content) else "")
 
 
 def _heading_spans(text: str) -> list[tuple[int, int]]:
@@ -184,6 +176,7 @@ def build_vendor_graph(
     mentions, settled, corpus_keys = settle_names(
         raw, namer, None if clash else me.name, me.type, me.keys, me.variants
     )
+    structural.extend(edition_edges(mentions, namer))
     resolution = resolve_entities(
         (EntityMention(m.text, m.label, m.start, m.end, m.name, m.source) for m in mentions),
         # a name the corpus declares is its own entity, never a prefix of a longer one
@@ -477,7 +470,7 @@ class _Seen:
                     ),
                     confidence=_noisy_or(self.confidences[i]),
                     mention_count=len(self.confidences[i]),
-                    snippet=_snippet(first.content, first.start, first.end) if first else "",
+                    snippet=snippet(first.content, first.start, first.end) if first else "",
                 )
             )
         return out

@@ -107,6 +107,20 @@ def is_release(name: str) -> bool:
     return bool(tail) and is_version_like(tail.group(2))  # type: ignore[union-attr]
 
 
+#: Characters of a mention's snippet (the text around its first mention).
+SNIPPET_CHARS = 160
+
+
+def snippet(content: str, start: int, end: int) -> str:
+    """The text around ``content[start:end]``, about :data:`SNIPPET_CHARS` long."""
+    if not content:
+        return ""
+    half = max(0, (SNIPPET_CHARS - (end - start)) // 2)
+    lo, hi = max(0, start - half), min(len(content), end + half)
+    text = " ".join(content[lo:hi].split())
+    return ("…" if lo > 0 else "") + text + ("…" if hi < len(content) else "")
+
+
 def name_key(name: str) -> str:
     return normalize_name(name) or name.strip().casefold()
 

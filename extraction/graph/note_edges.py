@@ -19,7 +19,9 @@ outweigh the sentence (it names the vendor of record, which for Keycloak is the
 seller of its long-term support). A topic page's ``created_by`` is its maker.
 
 A title can name a product's base (:func:`title_base`): "Red Hat build of OpenJDK",
-"Amazon RDS for MySQL" (a managed service of MySQL) are BASED_ON what they name.
+"Amazon RDS for MySQL" (a managed service of MySQL) are BASED_ON what they name; so
+does a product's name its edition's (:func:`edition_edges`): "Bitbucket Cloud" is
+BASED_ON Bitbucket.
 """
 
 from __future__ import annotations
@@ -30,7 +32,14 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 
-from extraction.graph.naming import Namer, RawEdge, RawMention, name_key, squashed_name
+from extraction.graph.naming import (
+    Namer,
+    RawEdge,
+    RawMention,
+    name_key,
+    snippet,
+    squashed_name,
+)
 from extraction.graph.related_slugs import slug_name
 from extraction.notes.structure import NoteFacts, SupportOffer
 
@@ -43,6 +52,7 @@ STRUCTURE_CONFIDENCE = {
     "title_and_tags": 0.75,
     "title": 0.6,
     "title_base": 0.75,
+    "edition": 0.75,
     "related": 0.6,
     "related_slug": 0.5,
 }
@@ -55,6 +65,7 @@ PROVENANCE = {
     "title_and_tags": "front matter: title, tags",
     "title": "front matter: title",
     "title_base": "front matter: title",
+    "edition": "name: an edition of the product",
     "related": "front matter: related",
     "related_slug": "front matter: related (a name by its slug)",
 }
@@ -62,6 +73,10 @@ PROVENANCE = {
 VENDOR = "\x00vendor"
 _LOWER_LEAD = re.compile(r"^(?:[a-z][\w'-]*\s+)+")
 _TITLE_BASE = re.compile(r"^(.+?)\s+(build of|distribution of|for)\s+(.+)$", re.IGNORECASE)
+#: A product's edition named after it: "Bitbucket Cloud", "Confluence Data Center",
+#: "Puppet Enterprise", "Minecraft Bedrock Edition" (not "Server", which also names a
+#: product's part: "Chef Infra Server"; not "Community", a group as often).
+_EDITION = re.compile(r"^(.+?)\s+(Cloud|Data Center|Enterprise|[A-Z][\w-]*\s+Edition)$")
 #: Words of a managed service in "<service> for <product>" ("RDS", "Database", "MQ").
 _SERVICE_WORDS = frozenset(["rds", "database", "db", "elasticache", "cache", "mq", "service"])
 
@@ -167,6 +182,48 @@ def title_base(subject: str, namer: Namer) -> str | None:
     if entry is None or entry.type != "PRODUCT" or name_key(entry.name) == name_key(subject):
         return None
     return entry.name
+
+
+def edition_edges(mentions: Sequence[RawMention], namer: Namer) -> list[RawEdge]:
+    """``edition BASED_ON product`` for each product the graph names as an edition of a
+    product the corpus declares ("Bitbucket Cloud" of Bitbucket, "Minecraft Bedrock
+    Edition" of Minecraft, "Puppet Enterprise" of Puppet), evidenced by the edition's
+    first mention. ``mentions`` are settled (:func:`~extraction.graph.naming.settle_names`).
+
+    >>> m = [RawMention(1, 0, 9, "Bitbucket", "Bitbucket", "PRODUCT", "ruler", "x", 0)]
+    >>> edition_edges(m, Namer(None))  # nothing declared: no edition
+    []
+    """
+    if namer.gazetteer is None:
+        return []
+    products: dict[str, RawMention] = {}
+    for m in sorted(mentions, key=lambda m: (m.chunk_id, m.start)):
+        if m.label == "PRODUCT":
+            products.setdefault(m.name, m)
+    out: list[RawEdge] = []
+    for name, first in products.items():
+        found = _EDITION.match(name)
+        if found is None or found.group(1) not in products:
+            continue
+        base = namer.gazetteer.lookup(found.group(1))
+        declared = base is not None and base.type == "PRODUCT"
+        if not declared or name_key(base.name) != name_key(found.group(1)):  # type: ignore[union-attr]
+            continue
+        out.append(
+            RawEdge(
+                name,
+                "PRODUCT",
+                found.group(1),
+                "PRODUCT",
+                "BASED_ON",
+                STRUCTURE_CONFIDENCE["edition"],
+                first.chunk_id,
+                snippet(first.content, first.start, first.end) or name,
+                "edition",
+                (("provenance", PROVENANCE["edition"]),),
+            )
+        )
+    return out
 
 
 def related_without_note(

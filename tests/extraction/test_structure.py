@@ -661,3 +661,24 @@ def test_the_vendor_s_name_with_or_without_studios_is_the_vendor_when_the_corpus
     linux = [("Linux", "PRODUCT", "ruler"), ("Kubernetes", "PRODUCT", "ruler")]
     graph = build_vendor_graph([_row(text, linux, [])], gazetteer=g, vendor="Linux Foundation")
     assert {"Linux", "Linux Foundation"} <= {e.name for e in graph.entities}
+
+
+def test_an_edition_named_after_a_declared_product_is_based_on_it() -> None:
+    bitbucket = doc("Atlassian", "eol-bitbucket.md", _page("Bitbucket", "atlassian"))
+    text = (
+        "Bitbucket has two editions: Bitbucket Cloud and Bitbucket Data Center. "
+        "Bitbucket Server and Foo Cloud are other things."
+    )
+    names = ["Bitbucket", "Bitbucket Cloud", "Bitbucket Data Center", "Bitbucket Server"]
+    names.append("Foo Cloud")
+    row = replace(_row(text, [(n, "PRODUCT", "ruler") for n in names], []), path=bitbucket.path)
+    docs = [*corpus(), bitbucket]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    notes = [VendorNote(bitbucket.path, note_facts(bitbucket), chunk_id=1, content="Bitbucket")]
+    graph = build_vendor_graph([row], notes=notes, gazetteer=g, vendor="Atlassian")
+    based = {(s, t) for s, r, t in _edges(graph) if r == "BASED_ON"}
+    # "Foo" is no product the corpus declares; "Server" names a product's part as often
+    assert based == {("Bitbucket Cloud", "Bitbucket"), ("Bitbucket Data Center", "Bitbucket")}
+    edition = next(r for r in graph.relationships if r.type == "BASED_ON")
+    assert edition.metadata["method"] == "edition"
+    assert "two editions" in edition.evidence_sentence
