@@ -54,6 +54,13 @@ _EOL_LINK = re.compile(
 )
 # words that keep a multi-word subject a name even when written in lower case
 _NAME_GLUE = frozenset({"of", "for", "and", "the", "on", "in", "de", "to", "with", "by", "as"})
+#: Lower-case words after a name that say what kind of product it names.
+_PRODUCT_KINDS = frozenset(
+    """
+    extension extensions plugin plugins add-on add-ons addon protocol framework library
+    toolkit sdk api cli engine format module
+    """.split()  # noqa: SIM905
+)
 #: At most this many support offers per note, each at most this long.
 MAX_OFFERS = 8
 MAX_OFFER_CHARS = 600
@@ -255,12 +262,17 @@ def _subject_is_product(meta: dict[str, Any], subject: str) -> bool:
         return False
     words = re.sub(r"\([^)]*\)", "", subject).split()
     # sentence case after a plain first word is a phrase of the language
-    # ("Climate change"); after a name it is still a name ("GitHub CLI extension")
+    # ("Climate change"); after a name it is still a name ("GitHub CLI extension"),
+    # and so is a name and the kind of product it is ("Firefox extension", "Open Graph
+    # protocol")
     return not (
         bool(words)
         and re.fullmatch(r"[A-Z][a-z-]*", words[0]) is not None
         and any(
-            w[:1].islower() and w.replace("-", "").isalpha() and w not in _NAME_GLUE
+            w[:1].islower()
+            and w.replace("-", "").isalpha()
+            and w not in _NAME_GLUE
+            and w not in _PRODUCT_KINDS
             for w in words[1:]
         )
     )

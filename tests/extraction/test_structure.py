@@ -97,6 +97,12 @@ def test_front_matter_and_links_become_facts() -> None:
     ]
     climate = note_facts(doc("Humanity", "topic-climate-change.md", CLIMATE))
     assert climate.subject == "Climate change" and not climate.is_product
+    # a name and the kind of product it is, in lower case, is a product
+    for name, product in [("Firefox extension", True), ("Open Graph protocol", True)]:
+        data = f"---\ndisplay_name: {name}\ncreated_by: Mozilla\n---\nText.\n".encode()
+        assert note_facts(doc("Mozilla", "topic-x.md", data)).is_product is product
+    data = b"---\ndisplay_name: Test-driven development\ncreated_by: Kent Beck\n---\nText.\n"
+    assert not note_facts(doc("Kent_Beck", "topic-tdd.md", data)).is_product
     assert NoteFacts.from_json(redux.to_json()) == redux
     assert NoteFacts.from_json("junk") == NoteFacts() == NoteFacts.from_json({"makers": 5})
 
