@@ -382,11 +382,19 @@ COPY product_identifiers (document_id, kind, key, identifier) FROM STDIN;
 
 -- link_lifecycle_entities --
 -- Each product of the rebuilt vendors to its entity in the vendor's graph: the
--- entity of the same normalised name, a PRODUCT first.
+-- entity of the same normalised name, a PRODUCT first; else the product its note's
+-- title names (the graph may name it otherwise: "Linux" for the page "Linux Kernel").
 UPDATE lifecycle_products lp
-SET entity_id = (
-    SELECT e.id FROM entities e
-    WHERE e.vendor_id = lp.vendor_id AND e.normalized_name = lp.product_key
-    ORDER BY (e.type = 'PRODUCT') DESC, e.mention_count DESC, e.id
-    LIMIT 1)
+SET entity_id = COALESCE(
+    (SELECT e.id FROM entities e
+     WHERE e.vendor_id = lp.vendor_id AND e.normalized_name = lp.product_key
+     ORDER BY (e.type = 'PRODUCT') DESC, e.mention_count DESC, e.id
+     LIMIT 1),
+    (SELECT e.id FROM chunks c
+     JOIN entity_mentions m ON m.chunk_id = c.id
+     JOIN entities e ON e.id = m.entity_id
+     WHERE c.document_id = lp.document_id AND c.chunk_index = 0 AND m.start_char = 0
+       AND e.vendor_id = lp.vendor_id AND e.type = 'PRODUCT'
+     ORDER BY e.mention_count DESC, e.id
+     LIMIT 1))
 WHERE lp.vendor_id = ANY(%(vendor_ids)s);

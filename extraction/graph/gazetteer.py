@@ -23,6 +23,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from wordfreq import zipf_frequency
+
 from extraction.names import display_form, guess_vendor_type, normalize_name
 from extraction.notes.structure import NoteFacts
 
@@ -128,6 +130,38 @@ def parenthesized_names(subject: str) -> list[str]:
     return []
 
 
+def _everyday(name: str) -> bool:
+    """One word of everyday English ("Next"), by wordfreq's Zipf frequency."""
+    return " " not in name and zipf_frequency(name.casefold(), "en") >= EVERYDAY_ZIPF
+
+
+#: Zipf frequency of everyday words ("next" 6.2, "chrome" 4.2, "linux" 4.0).
+EVERYDAY_ZIPF = 5.0
+
+
+def _one_product_per_slug(
+    own: dict[str, list[tuple[str, bool]]], entries: dict[str, Entry], vendors: dict[str, str]
+) -> dict[str, str]:
+    """Key -> the key of the product it is: notes about products whose own slugs
+    (``permalink``, ``topic``) are one ("vue": the product page "Vue" and the topic
+    page "Vue.js"; "ios": "Apple iOS" and "iOS") are about one product, named by its
+    shortest name that is not an everyday word ("Next.js", not "Next"). A vendor's
+    name stays the vendor's ("nvidia": the NVIDIA Driver's page and the topic page
+    "Nvidia")."""
+    out: dict[str, str] = {}
+    for members in own.values():
+        pages: dict[str, bool] = {}
+        for key, page in members:
+            entry = entries.get(key)
+            if entry is not None and entry.type == "PRODUCT" and key not in vendors:
+                pages[key] = pages.get(key, False) or page
+        if len(pages) < 2 or any(k in out for k in pages):
+            continue
+        same = min(pages, key=lambda k: (_everyday(entries[k].name), len(entries[k].name), k))
+        out.update((k, same) for k in pages if k != same)
+    return out
+
+
 class Gazetteer:
     """Names of the corpus, their types, and where a text mentions them."""
 
@@ -139,12 +173,14 @@ class Gazetteer:
         searchable: set[str] | None = None,
         makers: dict[str, frozenset[str]] | None = None,
         kinds: dict[str, str] | None = None,
+        merged: dict[str, str] | None = None,
     ) -> None:
         self._entries = entries
         self._surfaces = surfaces
         self._slugs = slugs
         self._makers = makers or {}
         self._kinds = kinds or {}
+        self._merged = merged or {}
         # surface token sequences by first token, longest first; and by the first
         # token's case-folded form, for names written in another case ("VMWare")
         self._starts: dict[str, list[tuple[tuple[str, ...], str]]] = {}
@@ -177,6 +213,8 @@ class Gazetteer:
         slugs: dict[str, str] = {}
         makers: dict[str, set[str]] = {}
         kinds: dict[str, str] = {}
+        # each note's own slug: product pages and topic pages of one slug are one product
+        own: dict[str, list[tuple[str, bool]]] = {}
 
         def vote(name: str, type_: str, rank: int) -> str:
             key = _key(name)
@@ -200,6 +238,8 @@ class Gazetteer:
                     made.add(_key(vendor))
                 if facts.kind:
                     kinds.setdefault(_key(facts.subject), facts.kind)
+                if facts.slug:
+                    own.setdefault(facts.slug, []).append((_key(facts.subject), facts.product_page))
                 for slug in facts.slugs:
                     slugs.setdefault(slug, facts.subject)
         entries: dict[str, Entry] = {}
@@ -217,6 +257,14 @@ class Gazetteer:
         surfaces: dict[str, Entry] = {}
         for entry in entries.values():
             surfaces.setdefault(entry.name, entry)
+        merged: dict[str, str] = {}
+        for key, same in _one_product_per_slug(own, entries, vendor_names).items():
+            # "Vue.js" (a topic page) is the "Vue" of the product page of its slug
+            merged[entries[key].name] = entries[same].name
+            entries[key] = surfaces[entries[key].name] = entries[same]
+            makers.setdefault(same, set()).update(makers.pop(key, set()))
+            if key in kinds:
+                kinds.setdefault(same, kinds.pop(key))
         # a name in lower case ("pass", "the team") is a common word far more
         # often than the tool or group of that name: looked up, never searched for
         searchable = {s for s in surfaces if not s.islower()}
@@ -241,6 +289,7 @@ class Gazetteer:
             searchable,
             {k: frozenset(v) for k, v in makers.items()},
             kinds,
+            merged,
         )
 
     def lookup(self, name: str) -> Entry | None:
@@ -285,6 +334,7 @@ class Gazetteer:
             "kinds": {
                 self._entries[k].name: v for k, v in self._kinds.items() if k in self._entries
             },
+            "same": dict(self._merged),
         }
 
     def aliases_of(self, entry: Entry) -> list[str]:

@@ -98,6 +98,8 @@ def is_name(text: str) -> bool:
         and not (tail is not None and is_vocabulary(tail.group(1)))
         # "Python, Ruby": a list, not a name ("Lutron Co., Inc." keeps its legal form)
         and not _LIST.search(text)
+        # "/ios": a path to a note ("available at /ios"), not a name
+        and not text.startswith("/")
     )
 
 
@@ -320,6 +322,7 @@ def settle_names(
             # "Oracle Linux" and "Linux" two)
             if (
                 head in owners
+                and key not in vendor_keys  # the vendor is no product ("Red Hat.Fedora")
                 and rest in spelled
                 and (rest in products or key in products)
                 and not (

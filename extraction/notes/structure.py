@@ -140,6 +140,8 @@ class NoteFacts:
     support_offers: tuple[SupportOffer, ...] = ()
     kind: str = ""
     """The noun saying what the subject is ("language", "framework"; ''  unknown)."""
+    slug: str = ""
+    """The note's own slug (its ``permalink`` or ``topic``; '' when it has none)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -156,6 +158,7 @@ class NoteFacts:
             "product_page": self.product_page,
             "support_offers": [[o.sentence, list(o.links)] for o in self.support_offers],
             "kind": self.kind,
+            "slug": self.slug,
         }
 
     @classmethod
@@ -181,6 +184,7 @@ class NoteFacts:
                     for text, links in data.get("support_offers", ())
                 ),
                 kind=str(data.get("kind") or ""),
+                slug=str(data.get("slug") or ""),
             )
         except (TypeError, ValueError):
             return cls()
@@ -366,6 +370,7 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
         value = meta.get(key)
         if isinstance(value, str) and (slug := _slug(value)):
             slugs.append(slug)
+    own_slug = bool(slugs)
     for key in ("alternate_urls", "aliases"):
         slugs += [s for w in _words(meta.get(key)) if (s := _slug(w))]
     related = [s for w in _words(meta.get("related")) if (s := _slug(w))]
@@ -403,4 +408,5 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
         product_page=meta.get("document_type") == "end-of-life",
         support_offers=support_offers(_prose(doc)),
         kind=subject_kind(doc),
+        slug=slugs[0] if own_slug else "",
     )

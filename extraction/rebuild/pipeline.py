@@ -380,8 +380,8 @@ class Rebuilder:
         on_disk: set[str],
     ) -> tuple[Gazetteer, set[str]]:
         """The corpus's gazetteer after this run, and the stored notes to extract
-        again because a name their chunks hold was added, dropped, retyped or given
-        other makers or another kind."""
+        again because a name their chunks hold was added, dropped, retyped, given
+        other makers or another kind, or made one product with another."""
         q = queries()
         parsed = {d.path for d in docs}
         stored = [
@@ -398,11 +398,11 @@ class Rebuilder:
         now = gazetteer.state()
         changed = changed_names(before.get("surfaces", {}), now["surfaces"])
         slugs = changed_names(before.get("slugs", {}), now["slugs"])
-        # a product whose makers or kind changed: the graphs of the notes naming it
-        # may settle it apart from their vendor's product of that name, or read a
-        # relation to it otherwise; a state stored before these were kept counts as
-        # unchanged (the graph version's bump rebuilds every graph)
-        for part in ("makers", "kinds"):
+        # a product whose makers, kind or other name changed: the graphs of the notes
+        # naming it may settle it apart from their vendor's product of that name, read
+        # a relation to it otherwise or show it by another name; a state stored before
+        # these were kept counts as unchanged (the graph version's bump rebuilds all)
+        for part in ("makers", "kinds", "same"):
             changed += changed_names(before.get(part, now[part]), now[part])
         keep = {r["source_path"] for r in stored} & on_disk
         if not (changed or slugs) or not keep:

@@ -688,3 +688,68 @@ def test_an_edition_named_after_a_declared_product_is_based_on_it() -> None:
     edition = next(r for r in graph.relationships if r.type == "BASED_ON")
     assert edition.metadata["method"] == "edition"
     assert "two editions" in edition.evidence_sentence
+
+
+def test_notes_of_one_own_slug_are_one_product_by_its_shortest_name() -> None:
+    def note(folder: str, name: str, text: bytes) -> Any:
+        return doc(folder, name, text)
+
+    docs = [
+        note("HeroDevs", "eol-vue.md", b"---\ntitle: Vue\npermalink: /vue\n---\nVue.\n"),
+        note(
+            "Evan_You",
+            "topic-vue.md",
+            b"---\ndisplay_name: Vue.js\ncreated_by: Evan You\ntopic: vue\n---\nVue.js.\n",
+        ),
+        note("Vercel", "eol-next.md", b"---\ntitle: Next.js\npermalink: /nextjs\n---\nNext.\n"),
+        note(
+            "Vercel",
+            "topic-next.md",
+            b"---\ndisplay_name: Next\ncreated_by: Vercel\ntopic: nextjs\n---\nNext.\n",
+        ),
+        note(
+            "NVIDIA", "eol-driver.md", b"---\ntitle: NVIDIA Driver\npermalink: /nvidia\n---\nD.\n"
+        ),
+        note(
+            "Jensen_Huang",
+            "topic-nvidia.md",
+            b"---\ndisplay_name: Nvidia\ncreated_by: Jensen Huang\ntopic: nvidia\n---\nChips.\n",
+        ),
+        # a slug only among another note's aliases is no sign of one product
+        note(
+            "Google",
+            "topic-angular.md",
+            b"---\ndisplay_name: Angular\ncreated_by: Google\n"
+            b"topic: angular\naliases: angularjs\n---\nA.\n",
+        ),
+        note(
+            "Google", "eol-angularjs.md", b"---\ntitle: AngularJS\npermalink: /angularjs\n---\nA.\n"
+        ),
+    ]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    assert g.lookup("Vue.js") == g.lookup("Vue") and g.lookup("Vue").name == "Vue"  # type: ignore[union-attr]
+    assert g.makers_of("Vue.js") == {"evan you", "herodevs"}
+    # "Next" is an everyday word: the product is "Next.js"
+    assert g.lookup("Next").name == "Next.js"  # type: ignore[union-attr]
+    # the vendor's own name stays the vendor's, not a name of its driver
+    assert g.lookup("Nvidia") != g.lookup("NVIDIA Driver")
+    assert g.lookup("Angular") != g.lookup("AngularJS")
+    # the other names are part of what a later rebuild compares
+    assert g.state()["same"] == {"Vue.js": "Vue", "Next": "Next.js"}
+    text = "Vue.js is used with Next in many apps, see /vue."
+    row = _row(text, [("Vue.js", "PRODUCT", "ruler"), ("/vue", "PRODUCT", "ner")], [])
+    graph = build_vendor_graph([row], gazetteer=g, vendor="Evan You")
+    vue = next(e for e in graph.entities if e.name == "Vue")
+    assert "Vue.js" in vue.aliases and "/vue" not in vue.aliases  # a path is no name
+
+
+def test_a_vendor_named_with_a_product_in_it_is_not_that_product() -> None:
+    fedora = doc("Red_Hat.Fedora", "eol-fedora.md", _page("Fedora", "red-hat"))
+    docs = [*corpus(), fedora]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    text = "Fedora is made by Red Hat."
+    row = _row(text, [("Fedora", "PRODUCT", "ruler"), ("Red Hat", "ORG", "ruler")], [])
+    notes = [VendorNote(fedora.path, note_facts(fedora), chunk_id=1, content="Fedora")]
+    graph = build_vendor_graph([row], notes=notes, gazetteer=g, vendor="Red Hat.Fedora")
+    types = {e.name: e.type for e in graph.entities}
+    assert types["Fedora"] == "PRODUCT" and types["Red Hat.Fedora"] == "ORG"

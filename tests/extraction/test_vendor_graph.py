@@ -250,6 +250,32 @@ def test_a_product_given_another_maker_rebuilds_the_graphs_that_name_it(
     assert snapshot(db) == snapshot(full)
 
 
+def test_a_product_page_and_a_topic_page_of_one_slug_are_one_product_with_its_lifecycle(
+    rebuilder: Rebuilder, db: Database, tmp_path: Path
+) -> None:
+    notes = {
+        "vendors/Linux_Foundation/eol-linux-kernel.md": "---\ntitle: Linux Kernel\n"
+        'permalink: /linux\nreleases:\n  - releaseCycle: "6.6"\n    releaseDate: 2023-10-30\n'
+        "    eol: 2026-12-01\n---\n> The Linux Kernel runs Linux systems.\n",
+        "vendors/Linus_Torvalds/topic-linux.md": "---\ndisplay_name: Linux\n"
+        "created_by: Linus Torvalds\ntopic: linux\n---\nLinux is a kernel.\n",
+    }
+    rebuilder.run(write(tmp_path / "notes", notes))
+    foundation, _ = graph(db, "Linux Foundation")
+    torvalds, _ = graph(db, "Linus Torvalds")
+    # one product by its shorter name in every graph, the other name an alias
+    assert foundation.get("Linux") == torvalds.get("Linux") == "PRODUCT"
+    assert "Linux Kernel" not in foundation
+    with db.connect() as conn:
+        linked = conn.execute(
+            "SELECT lp.product, e.name, e.aliases FROM lifecycle_products lp "
+            "JOIN entities e ON e.id = lp.entity_id"
+        ).fetchall()
+    # its lifecycle is still the product's, through the entity its page's title names
+    assert [(r["product"], r["name"]) for r in linked] == [("Linux Kernel", "Linux")]
+    assert "Linux Kernel" in linked[0]["aliases"]
+
+
 def test_another_graph_builder_rebuilds_graphs_without_extracting(
     rebuilder: Rebuilder, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
