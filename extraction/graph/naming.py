@@ -123,6 +123,27 @@ def snippet(content: str, start: int, end: int) -> str:
     return ("…" if lo > 0 else "") + text + ("…" if hi < len(content) else "")
 
 
+def sentence_at(content: str, start: int, end: int, limit: int = 300) -> str:
+    """The sentence (or line) of ``content`` that holds ``content[start:end]``, on one
+    line and at most ``limit`` characters; a snippet around it when none is found.
+
+    >>> sentence_at("Intro. Bitbucket Cloud is hosted. More.", 7, 22)
+    'Bitbucket Cloud is hosted.'
+    >>> sentence_at("Spring Cloud\\n\\nIt is a project.", 0, 12)
+    'Spring Cloud'
+    """
+    if not content:
+        return ""
+    stop, line = content.rfind(". ", 0, start), content.rfind("\n", 0, start)
+    lo = max(stop + 2 if stop >= 0 else 0, line + 1)
+    ends = [i for i in (content.find(". ", end), content.find("\n", end)) if i >= 0]
+    hi = min(ends) if ends else len(content)
+    if content[hi : hi + 1] == ".":
+        hi += 1
+    text = " ".join(content[lo:hi].split())
+    return text if 0 < len(text) <= limit else snippet(content, start, end)
+
+
 def name_key(name: str) -> str:
     return normalize_name(name) or name.strip().casefold()
 

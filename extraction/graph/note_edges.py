@@ -37,7 +37,7 @@ from extraction.graph.naming import (
     RawEdge,
     RawMention,
     name_key,
-    snippet,
+    sentence_at,
     squashed_name,
 )
 from extraction.graph.related_slugs import slug_name
@@ -197,7 +197,8 @@ def edition_edges(mentions: Sequence[RawMention], namer: Namer) -> list[RawEdge]
     if namer.gazetteer is None:
         return []
     products: dict[str, RawMention] = {}
-    for m in sorted(mentions, key=lambda m: (m.chunk_id, m.start)):
+    # the first mention in the prose, else one in the front matter (no span)
+    for m in sorted(mentions, key=lambda m: (m.end <= m.start, m.chunk_id, m.start)):
         if m.label == "PRODUCT":
             products.setdefault(m.name, m)
     out: list[RawEdge] = []
@@ -218,7 +219,10 @@ def edition_edges(mentions: Sequence[RawMention], namer: Namer) -> list[RawEdge]
                 "BASED_ON",
                 STRUCTURE_CONFIDENCE["edition"],
                 first.chunk_id,
-                snippet(first.content, first.start, first.end) or name,
+                # the sentence of its mention, else (named by the front matter) the name
+                sentence_at(first.content, first.start, first.end)
+                if first.end > first.start
+                else f"name: {name}",
                 "edition",
                 (("provenance", PROVENANCE["edition"]),),
             )
