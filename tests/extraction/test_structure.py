@@ -258,8 +258,10 @@ def _row(text: str, entities: list[tuple[str, str, str]], relations: list[Any]) 
     )
 
 
-def _rel(src: str, st: str, rtype: str, tgt: str, tt: str, conf: float) -> RelationMention:
-    return RelationMention(src, st, tgt, tt, rtype, conf, "s", (0, 1), (2, 3), "dependency")
+def _rel(
+    src: str, st: str, rtype: str, tgt: str, tt: str, conf: float, method: str = "dependency"
+) -> RelationMention:
+    return RelationMention(src, st, tgt, tt, rtype, conf, "s", (0, 1), (2, 3), method)
 
 
 def test_model_types_yield_to_the_corpus_and_vocabulary_is_dropped() -> None:
@@ -469,12 +471,14 @@ def test_a_product_name_in_the_plural_is_the_product() -> None:
     assert (semeru[0].name, "BASED_ON", "OpenJDK") in _edges(graph)
 
 
+LINUX = b"---\ndisplay_name: Linux\ncreated_by: Linus Torvalds\ntopic: linux\n---\nA kernel.\n"
+
+
 def test_a_name_the_corpus_declares_is_not_taken_into_another_owner_s_product() -> None:
     slackware = b"---\ntitle: Slackware Linux\n---\nSlackware Linux is old.\n"
-    linux = b"---\ndisplay_name: Linux\ncreated_by: Linus Torvalds\ntopic: linux\n---\nA kernel.\n"
     docs = [
         doc("_unattributed", "eol-slackware.md", slackware),
-        doc("Linus", "topic-linux.md", linux),
+        doc("Linus", "topic-linux.md", LINUX),
     ]
     g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
     text = "Slackware is a group. Tails is a Linux distribution. Slackware Linux ships."
@@ -541,17 +545,10 @@ def test_related_slugs_no_note_is_become_relationships_with_their_own_provenance
     assert {e.name: e.type for e in graph.entities}["JXON"] == "PRODUCT"
 
 
-def _method_rel(
-    src: str, st: str, rtype: str, tgt: str, tt: str, conf: float, method: str
-) -> RelationMention:
-    return RelationMention(src, st, tgt, tt, rtype, conf, "s", (0, 1), (2, 3), method)
-
-
 def test_the_vendor_s_product_and_its_short_name_are_one_unless_another_maker_makes_it() -> None:
-    linux = b"---\ndisplay_name: Linux\ncreated_by: Linus Torvalds\ntopic: linux\n---\nA kernel.\n"
     ios = b"---\ndisplay_name: iOS\ncreated_by: Apple Inc\ntopic: ios\n---\nAn OS.\n"
     docs = [
-        doc("Linus_Torvalds", "topic-linux.md", linux),
+        doc("Linus_Torvalds", "topic-linux.md", LINUX),
         doc("Apple_Inc.", "topic-ios.md", ios),
         doc("Oracle", "eol-oracle-linux.md", b"---\ntitle: Oracle Linux\n---\nA RHEL clone.\n"),
         doc("Apple", "eol-ios.md", b"---\ntitle: Apple iOS\n---\nAn OS.\n"),
@@ -592,7 +589,7 @@ def test_part_of_a_name_that_settles_as_a_product_is_related_to_it_not_its_maker
         text,
         [("Bitbucket Cloud", "PRODUCT", "ner"), ("Atlassian Cloud", "ORG", "ruler")],
         [
-            _method_rel(
+            _rel(
                 "Atlassian Cloud",
                 "ORG",
                 "PRODUCES",
@@ -629,11 +626,11 @@ def test_a_framework_named_after_a_language_is_not_built_on_it() -> None:
     names = [("Laravel", "PRODUCT", "ruler"), ("PHP", "PRODUCT", "ruler")]
     names += [("Koa", "PRODUCT", "ruler"), ("Node.js", "PRODUCT", "ruler")]
     kinds = [
-        _method_rel(s, "PRODUCT", "BASED_ON", t, "PRODUCT", 0.45, "pattern:kind_of")
+        _rel(s, "PRODUCT", "BASED_ON", t, "PRODUCT", 0.45, "pattern:kind_of")
         for s, t in (("Laravel", "PHP"), ("Koa", "Node.js"))
     ]
     # "Python-based" says more than "a Python framework" does
-    based = _method_rel("Laravel", "PRODUCT", "BASED_ON", "PHP", "PRODUCT", 0.45, "pattern:y_based")
+    based = _rel("Laravel", "PRODUCT", "BASED_ON", "PHP", "PRODUCT", 0.45, "pattern:y_based")
     graph = build_vendor_graph([_row(text, names, kinds)], gazetteer=g)
     assert {e for e in _edges(graph) if e[1] == "BASED_ON"} == {("Koa", "BASED_ON", "Node.js")}
     graph = build_vendor_graph([_row(text, names, [*kinds, based])], gazetteer=g)

@@ -93,6 +93,19 @@ def confidence_of(db: Database, vendor: str, name: str) -> float | None:
     return None if row is None else float(row["confidence"])
 
 
+def assert_equals_a_full_rebuild(
+    db: Database, root: Path, fresh_database: str, embedder: Any, extractor: Any
+) -> None:
+    """What incremental rebuilds left in ``db`` is what one full rebuild of ``root``
+    makes in an empty database."""
+    from sql.database import open_database
+    from sql.settings import DatabaseSettings
+
+    full = open_database(DatabaseSettings(database_url=fresh_database))
+    Rebuilder(full, embedder=embedder, extractor=extractor).run(root)
+    assert snapshot(db) == snapshot(full)
+
+
 @pytest.fixture()
 def rebuilder(db: Database, embedder: Any, extractor: Any) -> Rebuilder:
     return Rebuilder(db, embedder=embedder, extractor=extractor)
@@ -159,9 +172,6 @@ def test_a_new_note_reseeds_stored_notes_and_equals_a_full_rebuild(
     embedder: Any,
     extractor: Any,
 ) -> None:
-    from sql.database import open_database
-    from sql.settings import DatabaseSettings
-
     notes = dict(NOTES)
     vuetify = {
         "vendors/Vuetify/topic-vuetify.md": """---
@@ -184,9 +194,7 @@ Vuetify is a component framework for Vue.
     assert report.documents_new == 1 and report.documents_reextracted == 1
     after, _ = graph(db, "HeroDevs")
     assert after.get("Vuetify") == "PRODUCT"
-    full = open_database(DatabaseSettings(database_url=fresh_database))
-    Rebuilder(full, embedder=embedder, extractor=extractor).run(root)
-    assert snapshot(db) == snapshot(full)
+    assert_equals_a_full_rebuild(db, root, fresh_database, embedder, extractor)
     nothing = rebuilder.run(root)
     assert nothing.up_to_date and nothing.documents_reextracted == 0
     # the stored note was read again with the new name as a seed: the model's guess
@@ -226,9 +234,6 @@ def test_a_product_given_another_maker_rebuilds_the_graphs_that_name_it(
     embedder: Any,
     extractor: Any,
 ) -> None:
-    from sql.database import open_database
-    from sql.settings import DatabaseSettings
-
     linux = "---\ndisplay_name: Linux\ncreated_by: {maker}\ntopic: linux\n---\nA kernel.\n"
     notes = {
         "vendors/Oracle/eol-oracle-linux.md": "---\ntitle: Oracle Linux\n---\n"
@@ -245,9 +250,7 @@ def test_a_product_given_another_maker_rebuilds_the_graphs_that_name_it(
     assert report.documents_changed == 1 and report.documents_reextracted == 1
     after, _ = graph(db, "Oracle")
     assert after.get("Linux") == "PRODUCT" and after.get("Oracle Linux") == "PRODUCT"
-    full = open_database(DatabaseSettings(database_url=fresh_database))
-    Rebuilder(full, embedder=embedder, extractor=extractor).run(root)
-    assert snapshot(db) == snapshot(full)
+    assert_equals_a_full_rebuild(db, root, fresh_database, embedder, extractor)
 
 
 def test_a_product_page_and_a_topic_page_of_one_slug_are_one_product_with_its_lifecycle(
