@@ -115,6 +115,21 @@ _NAME_PARTICLES: frozenset[str] = frozenset(
 )
 
 
+def reads_as_abbreviation(short: str, full: str) -> bool:
+    """``short`` reads as an abbreviation of ``full``: one word of 2-10 characters with
+    two capitals or more, beside several words ("XML", "RHEL", "JSX").
+
+    >>> reads_as_abbreviation("JSX", "JavaScript XML"), reads_as_abbreviation("X", "Twitter")
+    (True, False)
+    """
+    return (
+        " " not in short.strip()
+        and 2 <= len(short) <= 10
+        and sum(c.isupper() for c in short) >= 2
+        and len(full.split()) >= 2
+    )
+
+
 def has_org_word(text: str) -> bool:
     """Whether a name holds a word organisations are named with ("Foundation", "Labs").
 

@@ -266,6 +266,7 @@ class _Vendor:
 #: Words an organisation's name may end with or go without ("Mojang Studios",
 #: "Progress Software", "Mozilla Foundation").
 SAME_ORG_WORDS = ("Studios", "Software", "Foundation", "Labs", "Technologies", "Games")
+_SAME_ORG_FOLDED = frozenset(w.casefold() for w in SAME_ORG_WORDS)
 
 
 def _variants(name: str, gazetteer: Gazetteer | None) -> frozenset[str]:
@@ -276,7 +277,7 @@ def _variants(name: str, gazetteer: Gazetteer | None) -> frozenset[str]:
         return frozenset()
     words = name.split()
     candidates = [f"{name} {w}" for w in SAME_ORG_WORDS]
-    if len(words) > 1 and words[-1].casefold() in {w.casefold() for w in SAME_ORG_WORDS}:
+    if len(words) > 1 and words[-1].casefold() in _SAME_ORG_FOLDED:
         candidates.append(" ".join(words[:-1]))
     out: set[str] = set()
     for candidate in candidates:

@@ -25,7 +25,12 @@ from dataclasses import dataclass
 
 from wordfreq import zipf_frequency
 
-from extraction.names import display_form, guess_vendor_type, normalize_name
+from extraction.names import (
+    display_form,
+    guess_vendor_type,
+    normalize_name,
+    reads_as_abbreviation,
+)
 from extraction.notes.structure import NoteFacts
 
 #: Evidence ranks: a subject outranks a maker, which outranks a folder name.
@@ -119,15 +124,7 @@ def parenthesized_names(subject: str) -> list[str]:
     if m is None:
         return []
     a, b = m.group(1), m.group(2)
-    for short, full in ((a, b), (b, a)):
-        if (
-            " " not in short
-            and 2 <= len(short) <= 10
-            and sum(c.isupper() for c in short) >= 2
-            and len(full.split()) >= 2
-        ):
-            return [a, b]
-    return []
+    return [a, b] if reads_as_abbreviation(a, b) or reads_as_abbreviation(b, a) else []
 
 
 def _everyday(name: str) -> bool:
@@ -140,7 +137,7 @@ EVERYDAY_ZIPF = 5.0
 
 
 def _one_product_per_slug(
-    own: dict[str, list[tuple[str, bool]]], entries: dict[str, Entry], vendors: dict[str, str]
+    own: dict[str, set[str]], entries: dict[str, Entry], vendors: dict[str, str]
 ) -> dict[str, str]:
     """Key -> the key of the product it is: notes about products whose own slugs
     (``permalink``, ``topic``) are one ("vue": the product page "Vue" and the topic
@@ -150,15 +147,13 @@ def _one_product_per_slug(
     "Nvidia")."""
     out: dict[str, str] = {}
     for members in own.values():
-        pages: dict[str, bool] = {}
-        for key, page in members:
-            entry = entries.get(key)
-            if entry is not None and entry.type == "PRODUCT" and key not in vendors:
-                pages[key] = pages.get(key, False) or page
-        if len(pages) < 2 or any(k in out for k in pages):
+        products = {
+            k for k in members if k in entries and entries[k].type == "PRODUCT" and k not in vendors
+        }
+        if len(products) < 2 or products & out.keys():
             continue
-        same = min(pages, key=lambda k: (_everyday(entries[k].name), len(entries[k].name), k))
-        out.update((k, same) for k in pages if k != same)
+        same = min(products, key=lambda k: (_everyday(entries[k].name), len(entries[k].name), k))
+        out.update((k, same) for k in products if k != same)
     return out
 
 
@@ -214,7 +209,7 @@ class Gazetteer:
         makers: dict[str, set[str]] = {}
         kinds: dict[str, str] = {}
         # each note's own slug: product pages and topic pages of one slug are one product
-        own: dict[str, list[tuple[str, bool]]] = {}
+        own: dict[str, set[str]] = {}
 
         def vote(name: str, type_: str, rank: int) -> str:
             key = _key(name)
@@ -239,7 +234,7 @@ class Gazetteer:
                 if facts.kind:
                     kinds.setdefault(_key(facts.subject), facts.kind)
                 if facts.slug:
-                    own.setdefault(facts.slug, []).append((_key(facts.subject), facts.product_page))
+                    own.setdefault(facts.slug, set()).add(_key(facts.subject))
                 for slug in facts.slugs:
                     slugs.setdefault(slug, facts.subject)
         entries: dict[str, Entry] = {}
@@ -306,20 +301,19 @@ class Gazetteer:
         """Every surface form and the type it seeds (what a change is measured on)."""
         return {s: e.type for s, e in self._surfaces.items()}
 
+    def _product_key(self, name: str) -> str:
+        """The key of the declared product ``name`` is ('' when it is none)."""
+        entry = self.lookup(name)
+        return _key(entry.name) if entry is not None and entry.type == "PRODUCT" else ""
+
     def makers_of(self, name: str) -> frozenset[str]:
         """Normalised names of whoever the notes say makes a declared product: the
         folders its notes are filed under and their ``created_by`` makers."""
-        entry = self.lookup(name)
-        if entry is None or entry.type != "PRODUCT":
-            return frozenset()
-        return self._makers.get(_key(entry.name), frozenset())
+        return self._makers.get(self._product_key(name), frozenset())
 
     def kind_of(self, name: str) -> str:
         """What a declared product is, as its note says ("language"; '' unknown)."""
-        entry = self.lookup(name)
-        if entry is None or entry.type != "PRODUCT":
-            return ""
-        return self._kinds.get(_key(entry.name), "")
+        return self._kinds.get(self._product_key(name), "")
 
     def state(self) -> dict[str, dict[str, str]]:
         """What a later rebuild compares with to find the notes a change touches."""

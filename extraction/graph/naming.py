@@ -19,7 +19,7 @@ from itertools import pairwise
 
 from extraction.graph.gazetteer import Gazetteer
 from extraction.lexicon import is_version_like, is_vocabulary
-from extraction.names import MAX_NAME_CHARS, has_org_word, normalize_name
+from extraction.names import MAX_NAME_CHARS, has_org_word, normalize_name, reads_as_abbreviation
 
 #: How much a mention's type counts in the vote for an entity's type.
 TYPE_WEIGHT = {"front_matter": 5, "ruler": 2, "compound": 2, "list": 2, "ner": 1}
@@ -301,7 +301,7 @@ def settle_names(
         if (
             between.strip() == "("
             and after == ")"
-            and (_abbreviation(b.name, a.name) or _abbreviation(a.name, b.name))
+            and (reads_as_abbreviation(b.name, a.name) or reads_as_abbreviation(a.name, b.name))
         ):
             union(name_key(a.name), name_key(b.name))
     products = {k for k, c in votes.items() if known.get(k, c.most_common(1)[0][0]) == "PRODUCT"}
@@ -389,16 +389,6 @@ def settle_names(
 def _heads(key: str) -> list[str]:
     words = key.split()
     return [" ".join(words[:cut]) for cut in range(1, len(words))]
-
-
-def _abbreviation(short: str, full: str) -> bool:
-    """``short`` reads as an abbreviation of ``full`` ("XML", "RHEL", "MPS")."""
-    return (
-        " " not in short.strip()
-        and 2 <= len(short) <= 10
-        and sum(c.isupper() for c in short) >= 2
-        and len(full.split()) >= 2
-    )
 
 
 def _named_after(key: str, products: set[str], owners: set[str]) -> bool:

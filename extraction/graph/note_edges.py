@@ -204,17 +204,15 @@ def edition_edges(mentions: Sequence[RawMention], namer: Namer) -> list[RawEdge]
     out: list[RawEdge] = []
     for name, first in products.items():
         found = _EDITION.match(name)
-        if found is None or found.group(1) not in products:
-            continue
-        base = namer.gazetteer.lookup(found.group(1))
-        declared = base is not None and base.type == "PRODUCT"
-        if not declared or name_key(base.name) != name_key(found.group(1)):  # type: ignore[union-attr]
+        stem = found.group(1) if found is not None else ""
+        base = namer.gazetteer.lookup(stem) if stem in products else None
+        if base is None or base.type != "PRODUCT" or name_key(base.name) != name_key(stem):
             continue
         out.append(
             RawEdge(
                 name,
                 "PRODUCT",
-                found.group(1),
+                stem,
                 "PRODUCT",
                 "BASED_ON",
                 STRUCTURE_CONFIDENCE["edition"],

@@ -4,6 +4,7 @@ gazetteer across notes, its incremental upkeep, and bad front matter."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,17 +94,24 @@ def confidence_of(db: Database, vendor: str, name: str) -> float | None:
     return None if row is None else float(row["confidence"])
 
 
-def assert_equals_a_full_rebuild(
-    db: Database, root: Path, fresh_database: str, embedder: Any, extractor: Any
-) -> None:
-    """What incremental rebuilds left in ``db`` is what one full rebuild of ``root``
-    makes in an empty database."""
+FullRebuildCheck = Callable[[Path], None]
+
+
+@pytest.fixture()
+def equals_a_full_rebuild(
+    db: Database, fresh_database: str, embedder: Any, extractor: Any
+) -> FullRebuildCheck:
+    """Asserts that what incremental rebuilds left in ``db`` is what one full rebuild
+    of a notes folder makes in an empty database."""
     from sql.database import open_database
     from sql.settings import DatabaseSettings
 
-    full = open_database(DatabaseSettings(database_url=fresh_database))
-    Rebuilder(full, embedder=embedder, extractor=extractor).run(root)
-    assert snapshot(db) == snapshot(full)
+    def check(root: Path) -> None:
+        full = open_database(DatabaseSettings(database_url=fresh_database))
+        Rebuilder(full, embedder=embedder, extractor=extractor).run(root)
+        assert snapshot(db) == snapshot(full)
+
+    return check
 
 
 @pytest.fixture()
@@ -165,12 +173,7 @@ def test_front_matter_names_are_mentioned_where_stated_and_fillers_name_nobody(
 
 
 def test_a_new_note_reseeds_stored_notes_and_equals_a_full_rebuild(
-    rebuilder: Rebuilder,
-    db: Database,
-    tmp_path: Path,
-    fresh_database: str,
-    embedder: Any,
-    extractor: Any,
+    rebuilder: Rebuilder, db: Database, tmp_path: Path, equals_a_full_rebuild: FullRebuildCheck
 ) -> None:
     notes = dict(NOTES)
     vuetify = {
@@ -194,7 +197,7 @@ Vuetify is a component framework for Vue.
     assert report.documents_new == 1 and report.documents_reextracted == 1
     after, _ = graph(db, "HeroDevs")
     assert after.get("Vuetify") == "PRODUCT"
-    assert_equals_a_full_rebuild(db, root, fresh_database, embedder, extractor)
+    equals_a_full_rebuild(root)
     nothing = rebuilder.run(root)
     assert nothing.up_to_date and nothing.documents_reextracted == 0
     # the stored note was read again with the new name as a seed: the model's guess
@@ -227,12 +230,7 @@ Vuetify Kit is a set of components.
 
 
 def test_a_product_given_another_maker_rebuilds_the_graphs_that_name_it(
-    rebuilder: Rebuilder,
-    db: Database,
-    tmp_path: Path,
-    fresh_database: str,
-    embedder: Any,
-    extractor: Any,
+    rebuilder: Rebuilder, db: Database, tmp_path: Path, equals_a_full_rebuild: FullRebuildCheck
 ) -> None:
     linux = "---\ndisplay_name: Linux\ncreated_by: {maker}\ntopic: linux\n---\nA kernel.\n"
     notes = {
@@ -250,7 +248,7 @@ def test_a_product_given_another_maker_rebuilds_the_graphs_that_name_it(
     assert report.documents_changed == 1 and report.documents_reextracted == 1
     after, _ = graph(db, "Oracle")
     assert after.get("Linux") == "PRODUCT" and after.get("Oracle Linux") == "PRODUCT"
-    assert_equals_a_full_rebuild(db, root, fresh_database, embedder, extractor)
+    equals_a_full_rebuild(root)
 
 
 def test_a_product_page_and_a_topic_page_of_one_slug_are_one_product_with_its_lifecycle(
