@@ -132,6 +132,13 @@ def _everyday(name: str) -> bool:
     return " " not in name and zipf_frequency(name.casefold(), "en") >= EVERYDAY_ZIPF
 
 
+def _rare(word: str) -> bool:
+    """A word English hardly uses ("Pulsar" 2.5; not "Phoenix" 4.2 nor "Spark" 4.0)."""
+    return zipf_frequency(word.casefold(), "en") < RARE_ZIPF
+
+
+#: Zipf frequency below which a word is no English word of its own.
+RARE_ZIPF = 3.0
 #: Zipf frequency of everyday words ("next" 6.2, "chrome" 4.2, "linux" 4.0).
 EVERYDAY_ZIPF = 5.0
 
@@ -273,8 +280,12 @@ class Gazetteer:
             candidates = [vendor, *(m.name for m in facts.makers)]
             candidates += [o for o in owners if facts.subject.startswith(o + " ")]
             shorter = short_names(facts.subject, candidates, facts.slugs)
-            # "JSX (JavaScript XML)" is "JSX" and "JavaScript XML" in prose
-            for short in [*shorter, *parenthesized_names(facts.subject)]:
+            # "JSX (JavaScript XML)" is "JSX" and "JavaScript XML" in prose; the names
+            # its description gives it ("Oracle Application Express (also known as
+            # APEX) is ..."), a plain word only when it is no English word ("Pulsar",
+            # not "Spark" nor "Phoenix")
+            described = [n for n in facts.names if not _PLAIN_WORD.fullmatch(n) or _rare(n)]
+            for short in [*shorter, *parenthesized_names(facts.subject), *described]:
                 if _key(short) not in entries:
                     surfaces.setdefault(short, product)
         return cls(

@@ -177,3 +177,96 @@ def note_card(doc: SourceDocument) -> str:
             seen.add(key)
             kept.append(part)
     return ". ".join(kept)[:MAX_CARD_CHARS]
+
+
+#: The description's subject: the words before its first "is" / "was" ("Oracle
+#: Application Express (also known as APEX) is an enterprise low-code ...").
+_SUBJECT_PHRASE = re.compile(r"^(.{2,160}?)\s+(?:is|are|was|were)\s", re.DOTALL)
+#: Words that announce another name ("formerly known as", "or simply", "aka").
+_NAME_CUES = re.compile(
+    r"^(?:(?:formerly|previously|historically|also|now|better|sometimes)\s+)?"
+    r"(?:(?:known|called|named|branded)\s+(?:as\s+)?)?(?:or\s+(?:simply\s+)?)?"
+    r"(?:aka\s+|a\.k\.a\.\s+|short\s+for\s+)?",
+    re.IGNORECASE,
+)
+#: A comma clause naming the subject again must start with one of these cues.
+_CLAUSE_CUE = re.compile(
+    r"^(?:formerly|previously|historically|also\s+known|aka|a\.k\.a\.|or|now\s+(?:called|known)"
+    r"|better\s+known|short\s+for)\b",
+    re.IGNORECASE,
+)
+_PARTS = re.compile(r"\s*(?:,|;|\bor\b|\band\b)\s*")
+_GLUE = frozenset("of for and the on in de to with".split())  # noqa: SIM905
+_NOT_NAMES = frozenset("a an it this these they he she we you".split())  # noqa: SIM905
+MAX_NAME_WORDS = 6
+
+
+def _clean_name(text: str) -> str:
+    text = _NAME_CUES.sub("", text.replace("\\_", "_").strip())
+    text = re.sub(r"\s+for\s+short$", "", text, flags=re.IGNORECASE)
+    return " ".join(text.lstrip(" \t\"'“”‘’_*`").rstrip(" \t\"'“”‘’_*`.,;:").split())
+
+
+def _reads_as_name(text: str) -> bool:
+    """Capitalised words (glue words aside), at most :data:`MAX_NAME_WORDS` of them, no
+    colon: "Oracle Application Express", "Amazon EKS", "GTK+"; not "a userscript",
+    "The Linux kernel", "SQLServer: Microsoft SQL Server"."""
+    words = text.split()
+    if not words or len(words) > MAX_NAME_WORDS or ":" in text or "(" in text:
+        return False
+    if words[0].casefold() in _NOT_NAMES or not (words[0][0].isupper() or words[0][0].isdigit()):
+        return False
+    half = len(words) // 2
+    if len(words) % 2 == 0 and words[:half] == words[half:]:
+        return False  # "AdonisJS AdonisJS": a link's text written twice
+    return all(
+        w[0].isupper() or w[0].isdigit() or any(c.isupper() for c in w) or w in _GLUE for w in words
+    )
+
+
+def description_names(subject: str, text: str) -> list[str]:
+    """Other names of ``subject`` that its description's first sentence gives it: the
+    name it opens with, the names in parentheses after that, and comma clauses that
+    say "formerly known as", "also known as", "or simply", "now called", ...
+
+    Only what reads as a name is kept (capitalised words), and never ``subject``
+    itself; a description about something unnamed ("A userscript is ...") gives none.
+
+    >>> description_names("Oracle APEX",
+    ...     "Oracle Application Express (also known as APEX) is an enterprise platform.")
+    ['Oracle Application Express', 'APEX']
+    >>> description_names("SUSE Linux Micro", "SUSE Linux Micro, formerly known as SUSE Linux"
+    ...     " Enterprise Micro, is a lightweight operating system.")
+    ['SUSE Linux Enterprise Micro']
+    >>> description_names("GTK", "GTK (formerly GIMP ToolKit and GTK+) is a toolkit.")
+    ['GIMP ToolKit', 'GTK+']
+    >>> description_names("Qt", 'Qt, pronounced "cute", is a framework.')
+    []
+    >>> description_names("Userscripts", "A userscript is a program.")
+    []
+    """
+    m = _SUBJECT_PHRASE.match(" ".join(text.split()))
+    if m is None:
+        return []
+    phrase = m.group(1)
+    if phrase.startswith("The ") and not subject.startswith("The "):
+        phrase = phrase[4:]  # "The IBM Semeru Runtimes"; not "The Lounge"
+    candidates: list[str] = []
+    head, *clauses = re.split(r",(?![^()]*\))", phrase)
+    main = re.sub(r"\s*\([^()]*\)", "", head)
+    candidates.append(_clean_name(main))
+    for inner in re.findall(r"\(([^()]*)\)", head):
+        if not re.match(r"\s*(?:pronounced|see|from|born|\d)", inner, re.IGNORECASE):
+            candidates += [_clean_name(p) for p in _PARTS.split(inner)]
+    for clause in clauses:
+        clause = clause.strip()
+        if _CLAUSE_CUE.match(clause):
+            candidates += [_clean_name(p) for p in _PARTS.split(_NAME_CUES.sub("", clause))]
+    if not _reads_as_name(candidates[0]):
+        return []  # "Built on a modified version of ..., Garry's Mod": not a name first
+    own = subject.casefold()
+    out: list[str] = []
+    for name in candidates:
+        if name and name.casefold() != own and _reads_as_name(name) and name not in out:
+            out.append(name)
+    return out

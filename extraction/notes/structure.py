@@ -29,7 +29,7 @@ from typing import Any
 
 from extraction.lexicon import is_vocabulary
 from extraction.names import guess_vendor_type, normalize_name
-from extraction.notes.card import subject_kind
+from extraction.notes.card import description, description_names, subject_kind
 from extraction.notes.document import SourceDocument
 
 #: Longest maker name or subject kept: anything longer is prose, not a name.
@@ -142,6 +142,9 @@ class NoteFacts:
     """The noun saying what the subject is ("language", "framework"; ''  unknown)."""
     slug: str = ""
     """The note's own slug (its ``permalink`` or ``topic``; '' when it has none)."""
+    names: tuple[str, ...] = ()
+    """Other names its description gives a product subject ("Oracle Application
+    Express" for "Oracle APEX"; :func:`extraction.notes.card.description_names`)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -159,6 +162,7 @@ class NoteFacts:
             "support_offers": [[o.sentence, list(o.links)] for o in self.support_offers],
             "kind": self.kind,
             "slug": self.slug,
+            "names": list(self.names),
         }
 
     @classmethod
@@ -185,6 +189,7 @@ class NoteFacts:
                 ),
                 kind=str(data.get("kind") or ""),
                 slug=str(data.get("slug") or ""),
+                names=tuple(str(n) for n in data.get("names", ())),
             )
         except (TypeError, ValueError):
             return cls()
@@ -394,10 +399,11 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
         if (link.text, link.slug) not in seen and len(unique_links) < MAX_ITEMS:
             seen.add((link.text, link.slug))
             unique_links.append(link)
+    is_product = bool(subject) and _subject_is_product(meta, subject or "")
     return NoteFacts(
         subject=subject,
         field=field,
-        is_product=bool(subject) and _subject_is_product(meta, subject or ""),
+        is_product=is_product,
         slugs=_unique(slugs),
         makers=tuple(makers),
         related=_unique(related),
@@ -409,4 +415,7 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
         support_offers=support_offers(_prose(doc)),
         kind=subject_kind(doc),
         slug=slugs[0] if own_slug else "",
+        names=tuple(description_names(subject, description(doc))[:MAX_ITEMS])
+        if subject and is_product
+        else (),
     )

@@ -583,6 +583,40 @@ def test_a_title_with_its_abbreviation_in_parentheses_is_named_both_ways() -> No
     assert g.lookup("TWRP (software)") is not None and g.lookup("TWRP") is None
 
 
+def test_the_names_a_description_gives_its_product_are_the_product_s() -> None:
+    apex = (
+        b"---\ntitle: Oracle APEX\npermalink: /oracle-apex\n---\n\n> [Oracle Application"
+        b" Express](https://apex.oracle.com) (also known as APEX) is a low-code platform.\n"
+    )
+    micro = (
+        b"---\ntitle: SUSE Linux Micro\n---\n\n> SUSE Linux Micro, formerly known as SUSE"
+        b" Linux Enterprise Micro, is a lightweight operating system.\n"
+    )
+    grails = b"---\ntitle: Phoenix Framework\n---\n\n> Phoenix is a web framework.\n"
+    pulsar = b"---\ntitle: Apache Pulsar\n---\n\n> Pulsar is a messaging platform.\n"
+    concept = b"---\ndisplay_name: QR Code\ntopic: qr\n---\n\nA QR Code is a matrix barcode.\n"
+    docs = [
+        doc("Oracle", "eol-oracle-apex.md", apex),
+        doc("SUSE", "eol-suse-linux-micro.md", micro),
+        doc("_unattributed", "eol-phoenix.md", grails),
+        doc("Apache_Software_Foundation", "eol-pulsar.md", pulsar),
+        doc("Denso_Wave", "topic-qr.md", concept),
+    ]
+    facts = {d.path: note_facts(d) for d in docs}
+    assert facts[docs[0].path].names == ("Oracle Application Express", "APEX")
+    assert facts[docs[1].path].names == ("SUSE Linux Enterprise Micro",)
+    assert facts[docs[4].path].names == ()  # "A QR Code" names nothing
+    # stored and read back
+    assert NoteFacts.from_json(facts[docs[0].path].to_json()) == facts[docs[0].path]
+    g = Gazetteer.build([(d.vendor, facts[d.path]) for d in docs], {d.vendor for d in docs})
+    assert g.lookup("Oracle Application Express") == g.lookup("Oracle APEX") is not None
+    assert g.lookup("APEX") == g.lookup("Oracle APEX")
+    assert g.lookup("SUSE Linux Enterprise Micro").name == "SUSE Linux Micro"  # type: ignore[union-attr]
+    # a plain word names its product only when English has no such word
+    assert g.lookup("Pulsar").name == "Apache Pulsar"  # type: ignore[union-attr]
+    assert g.lookup("Phoenix") is None
+
+
 def test_part_of_a_name_that_settles_as_a_product_is_related_to_it_not_its_maker() -> None:
     text = "Bitbucket Cloud is part of the Atlassian Cloud with its own cadence."
     row = _row(
