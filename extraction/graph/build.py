@@ -71,7 +71,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "43"
+GRAPH_VERSION = "44"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -695,8 +695,11 @@ def _add_edge(
         and entity_for.namer.is_name(edge.target)
     ):
         return
-    if edge.method == NAMED_KIND and entity_for.namer.kind(edge.target) in NOT_BASES:
-        return  # "a PHP web framework" is written in PHP, not built on it
+    if edge.method == NAMED_KIND and entity_for.namer.kind(edge.target) in (*NOT_BASES, ""):
+        # "a PHP web framework" is written in PHP, not built on it; a name no note
+        # declares is no platform ("a Free Software operating system", "an HTML5 game
+        # framework")
+        return
     s = entity_for(edge.source, edge.source_label)
     t = entity_for(edge.target, edge.target_label)
     if s is None or t is None or s == t:

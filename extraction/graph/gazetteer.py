@@ -132,6 +132,24 @@ def _everyday(name: str) -> bool:
     return " " not in name and zipf_frequency(name.casefold(), "en") >= EVERYDAY_ZIPF
 
 
+def _word_of_others(word: str, product: Entry, entries: dict[str, Entry]) -> bool:
+    """Whether another declared product's name ends a word with ``word`` ("JDK" of
+    "OpenJDK" and "Liberica JDK"): a word of a kind of product, not one's name."""
+    tail = re.compile(rf"{re.escape(word)}(?![\w+#])")
+    return any(
+        e != product and e.type == "PRODUCT" and tail.search(e.name) for e in entries.values()
+    )
+
+
+def _findable(name: str) -> bool:
+    """Whether another name of a product is looked for in text, not only looked up: a
+    name of several words with a capital ("Oracle Application Express"), an acronym
+    ("RHEL", "JDK") or a word English has not ("Pulsar"); not a plain word ("Spark")."""
+    if " " in name:
+        return any(c.isupper() for c in name)
+    return sum(c.isupper() for c in name) >= 2 or (not name.islower() and _rare(name))
+
+
 def _rare(word: str) -> bool:
     """A word English hardly uses ("Pulsar" 2.5; not "Phoenix" 4.2 nor "Spark" 4.0)."""
     return zipf_frequency(word.casefold(), "en") < RARE_ZIPF
@@ -284,10 +302,19 @@ class Gazetteer:
             # its description gives it ("Oracle Application Express (also known as
             # APEX) is ..."), a plain word only when it is no English word ("Pulsar",
             # not "Spark" nor "Phoenix")
-            described = [n for n in facts.names if not _PLAIN_WORD.fullmatch(n) or _rare(n)]
+            described = [
+                n
+                for n in facts.names
+                if (not _PLAIN_WORD.fullmatch(n) or _rare(n))
+                and (" " in n or not _word_of_others(n, product, entries))
+            ]
             for short in [*shorter, *parenthesized_names(facts.subject), *described]:
-                if _key(short) not in entries:
-                    surfaces.setdefault(short, product)
+                if (
+                    _key(short) not in entries
+                    and surfaces.setdefault(short, product) == product
+                    and _findable(short)
+                ):
+                    searchable.add(short)  # "RHEL", "Oracle Application Express"
         return cls(
             entries,
             surfaces,

@@ -185,8 +185,12 @@ class Namer:
         return bool(makers) and not makers & owners
 
     def kind(self, name: str) -> str:
-        """What the corpus says the product ``name`` is ("language"; '' unknown)."""
-        return self.gazetteer.kind_of(name) if self.gazetteer is not None else ""
+        """What the corpus says the product ``name`` is ("language" for "Python 3.7+";
+        '' unknown, or no product the corpus declares)."""
+        if self.gazetteer is None:
+            return ""
+        declared, type_, known = self.canonical(name, "PRODUCT")
+        return self.gazetteer.kind_of(declared) if known and type_ == "PRODUCT" else ""
 
     def canonical(self, name: str, label: str) -> tuple[str, str, bool]:
         """(name, type, known) for a mention: the gazetteer's entry when it knows

@@ -169,9 +169,14 @@ class Ends:
                 return self.names(subjects[0], inside=False)
             if tok.dep_ == "appos":
                 # an appositive describes the name it stands beside ("OpenOffice.org, an
-                # open-sourced version of StarOffice"): no name there, no relation
+                # open-sourced version of StarOffice"): no name there, no relation; beside
+                # a copula's complement it says what the subject is too ("X is an Open
+                # Source, free RHEL derivative")
                 host_names = self.names(tok.head, inside=False)
-                return host_names if host_names else []
+                if host_names or tok.head.dep_ not in ("attr", "oprd"):
+                    return host_names
+                tok = tok.head
+                continue
             if tok.dep_ == "acl" and (named := self._named_kind(tok.head)) is not None:
                 return [named]  # "the MeeGo operating system made by Nokia" is MeeGo
             if (

@@ -45,6 +45,11 @@ MADE_ON_KINDS = frozenset(
     extension extensions module modules wrapper wrappers binding bindings
     """.split()  # noqa: SIM905
 )
+#: An operating system named after the system it is made on ("a proprietary Unix
+#: operating system", "an open source Linux container host"): the noun and the word
+#: that makes it a system of that kind.
+SYSTEM_KINDS = frozenset(["system", "host"])
+SYSTEM_WORDS = frozenset(["operating", "container"])
 #: Nouns of a kind of product a name can stand in front of ("the MeeGo operating system").
 KIND_NOUNS = (PRODUCT_NOUNS | frozenset(["system"])) - frozenset(["distribution", "distributions"])
 #: Nouns of what extends a platform, in "X, a <noun> for Y" ("a controller for
@@ -264,6 +269,23 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
         [
             [  # "a Node.js web application framework": the framework says what X is
                 _trigger({**_any(MADE_ON_KINDS), "DEP": {"IN": ["attr", "appos", "oprd"]}}),
+                _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
+            ],
+            [  # "a proprietary Unix operating system", "a Linux container host"
+                # in lower case: "ROS 2 (Robot Operating System)" is a name
+                _trigger(
+                    {"ORTH": {"IN": sorted(SYSTEM_KINDS)}, "DEP": {"IN": ["attr", "appos", "oprd"]}}
+                ),
+                _node(
+                    "trigger",
+                    ">",
+                    "kind",
+                    {"ORTH": {"IN": sorted(SYSTEM_WORDS)}, "DEP": "compound"},
+                ),
+                _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
+            ],
+            [  # "a commercial Linux OS"
+                _trigger({"LOWER": "os", "DEP": {"IN": ["attr", "appos", "oprd"]}}),
                 _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
             ],
         ],
@@ -527,11 +549,12 @@ def matcher_for(vocab: Vocab, rules: frozenset[str]) -> DependencyMatcher:
 
 
 def _trigger_words(patterns: list[list[dict[str, object]]]) -> frozenset[str]:
-    """The words a rule's patterns anchor on (their first node's ``LOWER``)."""
+    """The words a rule's patterns anchor on (their first node's ``LOWER``, or its
+    ``ORTH`` when only the word in lower case anchors it)."""
     words: set[str] = set()
     for pattern in patterns:
         attrs = pattern[0]["RIGHT_ATTRS"]
-        lower = attrs.get("LOWER") if isinstance(attrs, dict) else None
+        lower = attrs.get("LOWER", attrs.get("ORTH")) if isinstance(attrs, dict) else None
         if isinstance(lower, str):
             words.add(lower)
         elif isinstance(lower, dict) and isinstance(lower.get("IN"), list):

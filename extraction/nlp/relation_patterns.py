@@ -37,10 +37,12 @@ The rules and what they find:
 ``for_noun``              BASED_ON: "X, a framework / controller / compiler ... for Y"
 ``kind_of``               BASED_ON: "X is a Node.js web application framework", "a Vue
                           Component Framework" (a framework, library, toolkit, SDK, plugin,
-                          extension, module, wrapper or binding named after Y), where no
-                          other rule finds the pair; the graph leaves out a Y its note says
-                          is a language, protocol, standard, format or specification ("a
-                          PHP web framework" is written in PHP)
+                          extension, module, wrapper or binding named after Y), "a
+                          proprietary Unix operating system", "a Linux container host",
+                          "a Linux OS", where no other rule finds the pair; the graph keeps
+                          only a Y the corpus declares, and not one its note says is a
+                          language, protocol, standard, format or specification ("a PHP
+                          web framework" is written in PHP)
 ``made_by``               PRODUCES: "developed / created / maintained / managed / published /
                           hosted by V"
 ``maker_verb``            PRODUCES: "V developed / created / released / launched X"

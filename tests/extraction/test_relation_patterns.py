@@ -22,6 +22,7 @@ PRODUCTS = [
     *["Gatekeeper", "Backdrop CMS", "Argo CD", "Clear Linux", "Linux Mint"],
     "Amazon OpenSearch Service",
     *["Express.js", "Vuetify", "Apache Grails", "Apache Groovy"],
+    *["Oracle Solaris", "Unix", "Photon OS", "Linux", "ROS 2", "Oracle Linux", "RHEL"],
 ]
 MAKERS = [
     *["Mojang", "Citrix", "HeroDevs", "TuxCare", "Tidelift", "GitHub", "Intel", "Microsoft"],
@@ -107,6 +108,18 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             "kind_of",
         ),
         ("Vuetify is an open-source Vue Component Framework.", None, ("Vuetify", "Vue"), "kind_of"),
+        (
+            "Oracle Solaris is a proprietary Unix operating system.",
+            None,
+            ("Oracle Solaris", "Unix"),
+            "kind_of",
+        ),
+        (
+            "Photon OS is an open source Linux container host for cloud-native applications.",
+            None,
+            ("Photon OS", "Linux"),
+            "kind_of",
+        ),
         # RELATED_TO
         ("Argo CD is part of the Kubernetes platform.", None, ("Argo CD", "Kubernetes"), "part_of"),
         (
@@ -204,6 +217,13 @@ def test_an_appositive_and_a_relative_clause_name_their_own_subject(extractor: E
     )
     assert ("Linux Foundation", "PRODUCES", "OpenTofu") in managed
     assert ("OpenTofu", "BASED_ON", "Terraform") in managed
+
+
+def test_an_appositive_of_what_the_subject_is_describes_the_subject(extractor: Extractor) -> None:
+    found = _typed(extractor, "Oracle Linux is an Open Source, free RHEL derivative.")
+    assert ("Oracle Linux", "BASED_ON", "RHEL") in found
+    # a name written with capitals is no kind of system
+    assert not _typed(extractor, "ROS 2 (Robot Operating System) provides libraries.")
 
 
 def test_passive_makers_each_make_the_subject(extractor: Extractor) -> None:

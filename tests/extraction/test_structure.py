@@ -595,7 +595,10 @@ def test_the_names_a_description_gives_its_product_are_the_product_s() -> None:
     grails = b"---\ntitle: Phoenix Framework\n---\n\n> Phoenix is a web framework.\n"
     pulsar = b"---\ntitle: Apache Pulsar\n---\n\n> Pulsar is a messaging platform.\n"
     concept = b"---\ndisplay_name: QR Code\ntopic: qr\n---\n\nA QR Code is a matrix barcode.\n"
+    jdk = b"---\ntitle: Oracle JDK\n---\n\n> Oracle Java SE Development Kit (JDK) is a JDK.\n"
     docs = [
+        doc("Oracle", "eol-oracle-jdk.md", jdk),
+        doc("_unattributed", "eol-openjdk.md", b"---\ntitle: OpenJDK\n---\n\n> OpenJDK.\n"),
         doc("Oracle", "eol-oracle-apex.md", apex),
         doc("SUSE", "eol-suse-linux-micro.md", micro),
         doc("_unattributed", "eol-phoenix.md", grails),
@@ -603,11 +606,12 @@ def test_the_names_a_description_gives_its_product_are_the_product_s() -> None:
         doc("Denso_Wave", "topic-qr.md", concept),
     ]
     facts = {d.path: note_facts(d) for d in docs}
-    assert facts[docs[0].path].names == ("Oracle Application Express", "APEX")
-    assert facts[docs[1].path].names == ("SUSE Linux Enterprise Micro",)
-    assert facts[docs[4].path].names == ()  # "A QR Code" names nothing
+    apex_facts = facts["vendors/Oracle/eol-oracle-apex.md"]
+    assert apex_facts.names == ("Oracle Application Express", "APEX")
+    assert facts["vendors/SUSE/eol-suse-linux-micro.md"].names == ("SUSE Linux Enterprise Micro",)
+    assert facts["vendors/Denso_Wave/topic-qr.md"].names == ()  # "A QR Code" names nothing
     # stored and read back
-    assert NoteFacts.from_json(facts[docs[0].path].to_json()) == facts[docs[0].path]
+    assert NoteFacts.from_json(apex_facts.to_json()) == apex_facts
     g = Gazetteer.build([(d.vendor, facts[d.path]) for d in docs], {d.vendor for d in docs})
     assert g.lookup("Oracle Application Express") == g.lookup("Oracle APEX") is not None
     assert g.lookup("APEX") == g.lookup("Oracle APEX")
@@ -615,6 +619,12 @@ def test_the_names_a_description_gives_its_product_are_the_product_s() -> None:
     # a plain word names its product only when English has no such word
     assert g.lookup("Pulsar").name == "Apache Pulsar"  # type: ignore[union-attr]
     assert g.lookup("Phoenix") is None
+    # "JDK" ends another product's name ("OpenJDK"): a kind of product, not this one
+    assert g.lookup("Oracle Java SE Development Kit").name == "Oracle JDK"  # type: ignore[union-attr]
+    assert g.lookup("JDK") is None
+    # the names of several words and the acronyms are looked for in text, too
+    found = {h.entry.name for h in g.find("We moved from Oracle Application Express and APEX.")}
+    assert found == {"Oracle APEX"}
 
 
 def test_part_of_a_name_that_settles_as_a_product_is_related_to_it_not_its_maker() -> None:
@@ -656,12 +666,18 @@ def test_a_framework_named_after_a_language_is_not_built_on_it() -> None:
         [(d.vendor, f) for d, f in zip(docs, facts, strict=True)], {d.vendor for d in docs}
     )
     assert g.kind_of("PHP") == "language" and g.state()["kinds"]["Node.js"] == "runtime"
-    text = "Laravel is a PHP web framework. Koa is a Node.js web framework."
+    text = (
+        "Laravel is a PHP web framework. Koa is a Node.js web framework. Slim is a PHP 8"
+        " framework. Phaser is an HTML5 game framework."
+    )
     names = [("Laravel", "PRODUCT", "ruler"), ("PHP", "PRODUCT", "ruler")]
     names += [("Koa", "PRODUCT", "ruler"), ("Node.js", "PRODUCT", "ruler")]
+    names += [("Slim", "PRODUCT", "ruler"), ("PHP 8", "PRODUCT", "ruler")]
+    names += [("Phaser", "PRODUCT", "ruler"), ("HTML5", "PRODUCT", "ner")]
+    # "PHP 8" is PHP, a language; HTML5 is no product the corpus declares
     kinds = [
         _rel(s, "PRODUCT", "BASED_ON", t, "PRODUCT", 0.45, "pattern:kind_of")
-        for s, t in (("Laravel", "PHP"), ("Koa", "Node.js"))
+        for s, t in (("Laravel", "PHP"), ("Koa", "Node.js"), ("Slim", "PHP 8"), ("Phaser", "HTML5"))
     ]
     # "Python-based" says more than "a Python framework" does
     based = _rel("Laravel", "PRODUCT", "BASED_ON", "PHP", "PRODUCT", 0.45, "pattern:y_based")
