@@ -50,6 +50,9 @@ MADE_ON_KINDS = frozenset(
 #: that makes it a system of that kind.
 SYSTEM_KINDS = frozenset(["system", "host"])
 SYSTEM_WORDS = frozenset(["operating", "container"])
+#: Participles of what is made for a device or a platform ("developed by Apple for the
+#: Apple TV"); "designed for Y" is for_noun's (:data:`MADE_FOR`).
+MADE_FOR_VERBS = frozenset(["developed", "created", "written", "released", "produced"])
 #: Nouns of a kind of product a name can stand in front of ("the MeeGo operating system").
 KIND_NOUNS = (PRODUCT_NOUNS | frozenset(["system"])) - frozenset(["distribution", "distributions"])
 #: Nouns of what extends a platform, in "X, a <noun> for Y" ("a controller for
@@ -445,6 +448,30 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                     {"DEP": {"IN": ["agent", "prep"]}, "LOWER": {"IN": ["by", "after", "on"]}},
                 ),
                 _node("by", ">", "tgt", {"DEP": "pobj"}),
+            ],
+        ],
+    ),
+    "made_for": (
+        "RELATED_TO",
+        [
+            [  # "Xcode is an IDE for macOS", "a no-cost option for Oracle Database"
+                _trigger({"LOWER": "for", "DEP": "prep"}),
+                _node(
+                    "trigger",
+                    "<",
+                    "kind",
+                    {
+                        "POS": "NOUN",
+                        "DEP": {"IN": ["attr", "appos"]},
+                        "LOWER": {"NOT_IN": ["support", "need"]},
+                    },
+                ),
+                _node("trigger", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "an operating system developed by Apple for the Apple TV"
+                _trigger({**_any(MADE_FOR_VERBS), "TAG": "VBN"}),
+                _node("trigger", ">", "prep", _prep(["for"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
         ],
     ),

@@ -43,6 +43,9 @@ The rules and what they find:
                           only a Y the corpus declares, and not one its note says is a
                           language, protocol, standard, format or specification ("a PHP
                           web framework" is written in PHP)
+``made_for``              RELATED_TO: "X is an IDE for Y", "a no-cost option for Y",
+                          "developed / designed / optimized for Y" (Y a product), where no
+                          other rule finds the pair
 ``made_by``               PRODUCES: "developed / created / maintained / managed / published /
                           hosted by V"
 ``maker_verb``            PRODUCES: "V developed / created / released / launched X"
@@ -134,9 +137,10 @@ def find_pattern_relations(
             found.extend(_pairs(ends, rule, rtype, at))
     # one finding per pair and type, a fallback rule's last ("an Apache Groovy-based
     # web application framework" is y_based's, not kind_of's)
-    found.sort(key=lambda f: f.rule in FALLBACK_RULES)
+    found.sort(key=lambda f: (f.rule in PAIR_FALLBACK_RULES, f.rule in FALLBACK_RULES))
     out: list[PatternFound] = []
     seen: set[tuple[str, int, int, int, int]] = set()
+    pairs: set[frozenset[int]] = set()
     for f in found:
         key = (
             f.type,
@@ -145,15 +149,24 @@ def find_pattern_relations(
             f.target.span.start,
             f.target.span.end,
         )
-        if key in seen or f.source.canonical.casefold() == f.target.canonical.casefold():
+        pair = frozenset([f.source.span.start, f.target.span.start])
+        if (
+            key in seen
+            or f.source.canonical.casefold() == f.target.canonical.casefold()
+            or (f.rule in PAIR_FALLBACK_RULES and pair in pairs)
+        ):
             continue
         seen.add(key)
+        pairs.add(pair)
         out.append(_slot_typed(f))
     return out
 
 
 #: Rules that find a pair only where no other rule does.
 FALLBACK_RULES = frozenset(["kind_of"])
+#: Rules that find a pair only where no other rule finds it of any type ("a
+#: controller for Kubernetes" is for_noun's BASED_ON, not also made_for's RELATED_TO).
+PAIR_FALLBACK_RULES = frozenset(["made_for"])
 
 
 def _matches(doc: Doc) -> Iterator[tuple[int, list[int]]]:
@@ -282,8 +295,9 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
     sources = ends.names(at["src"]) if "src" in at else ends.about(trigger, product)
     if rule in ("made_by", "project_of"):
         sources, targets = targets, sources  # the slot holds the maker
-    if rule == "part_of":
-        # part of a product; part of an organisation is who makes it (project_of)
+    if rule in ("part_of", "made_for"):
+        # part of a product; part of an organisation is who makes it (project_of); made
+        # for a product, not for a place or a company
         targets = [m for m in targets if m.label == "PRODUCT"]
     if rule == "project_of":
         # "part of the Cloud Native Computing Foundation", not "part of the OpenJS

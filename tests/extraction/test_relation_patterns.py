@@ -23,12 +23,14 @@ PRODUCTS = [
     "Amazon OpenSearch Service",
     *["Express.js", "Vuetify", "Apache Grails", "Apache Groovy"],
     *["Oracle Solaris", "Unix", "Photon OS", "Linux", "ROS 2", "Oracle Linux", "RHEL"],
+    *["Xcode", "macOS", "tvOS", "Apple TV", "abap2UI5", "JavaScript"],
 ]
 MAKERS = [
     *["Mojang", "Citrix", "HeroDevs", "TuxCare", "Tidelift", "GitHub", "Intel", "Microsoft"],
     "Linux Foundation",
     "Cloud Native Computing Foundation",
     "Red Hat",
+    "Apple",
 ]
 SEEDS = (
     *((name, "PRODUCT") for name in PRODUCTS),
@@ -140,6 +142,18 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             ("Vue", "Angular"),
             "works_with",
         ),
+        (
+            "Xcode is an integrated development environment for macOS.",
+            None,
+            ("Xcode", "macOS"),
+            "made_for",
+        ),
+        (
+            "tvOS is an operating system developed by Apple for the Apple TV.",
+            None,
+            ("tvOS", "Apple TV"),
+            "made_for",
+        ),
         # PRODUCES
         ("It was developed by Intel.", "Clear Linux", ("Intel", "Clear Linux"), "made_by"),
         (
@@ -226,6 +240,20 @@ def test_an_appositive_of_what_the_subject_is_describes_the_subject(extractor: E
     assert not _typed(extractor, "ROS 2 (Robot Operating System) provides libraries.")
 
 
+def test_made_for_a_product_is_said_only_where_no_other_rule_says_more(
+    extractor: Extractor,
+) -> None:
+    # "a controller for Kubernetes" is built on it, not also related to it
+    assert _typed(extractor, "Argo CD is a controller for Kubernetes.") == {
+        ("Argo CD", "BASED_ON", "Kubernetes")
+    }
+    # no need for it, support for it, made for a company: nothing related
+    assert not _typed(extractor, "abap2UI5 is a framework, no need for JavaScript!")
+    sold = _typed(extractor, "Argo CD is commercial support for Vue.")
+    assert not any(t == "RELATED_TO" for _, t, _ in sold)
+    assert not _typed(extractor, "Argo CD is an app for Red Hat.")
+
+
 def test_passive_makers_each_make_the_subject(extractor: Extractor) -> None:
     found = _typed(extractor, "Electron is developed by GitHub and created by Cheng Zhao.")
     assert {("GitHub", "PRODUCES", "Electron"), ("Cheng Zhao", "PRODUCES", "Electron")} <= found
@@ -299,8 +327,11 @@ def test_what_only_modifies_a_kind_of_thing_is_not_the_product(extractor: Extrac
     # "a PHP framework created by X": X did not make PHP
     found = _typed(extractor, "Laravel is a Symfony framework created by Taylor Otwell.")
     assert not [f for f in found if f[2] == "Symfony" and f[1] == "PRODUCES"]
-    # what a product targets is no base ("a service mesh for containers, Kubernetes and VMs")
-    assert not _typed(extractor, "Kuma is a service mesh for containers, Kubernetes and VMs.")
+    # what a product targets is no base ("a service mesh for containers, Kubernetes and
+    # VMs"), only related to it
+    assert _typed(extractor, "Kuma is a service mesh for containers, Kubernetes and VMs.") == {
+        ("Kuma", "RELATED_TO", "Kubernetes")
+    }
 
 
 def test_support_sellers_and_the_product_they_support(extractor: Extractor) -> None:
