@@ -356,6 +356,25 @@ def settle_names(
                 )
             ):
                 union(key, rest)
+    for key in list(spelled):
+        # "vCenter" in the notes of the declared "VMware vCenter Server": a word written
+        # with a capital inside that one declared product's name holds between an
+        # owner's name and product words; not "OpenJDK" of "Red Hat build of OpenJDK",
+        # nor "DaoCloud" (an organisation) of "DaoCloud Enterprise"
+        if (
+            " " in key
+            or key in known
+            or key not in products
+            or not _camel_word(spelled[key].most_common(1)[0][0])
+        ):
+            continue
+        holders = {
+            find(k)
+            for k in known
+            if k != key and k in products and _headed_by(k, key, owners | set(vendor_keys))
+        }
+        if len(holders) == 1:
+            union(holders.pop(), key)
     groups: dict[str, list[str]] = {}
     for key in spelled:
         groups.setdefault(find(key), []).append(key)
@@ -388,6 +407,32 @@ def settle_names(
         for m in named
     ]
     return mentions, settled, corpus_keys
+
+
+def _camel_word(word: str) -> bool:
+    """One word of four letters or more with a capital after its first letter and a
+    small letter ("vCenter", "JBoss"): a name, not an acronym ("EAP") nor a word."""
+    return (
+        len(word) >= 4
+        and " " not in word
+        and any(c.isupper() for c in word[1:])
+        and any(c.islower() for c in word)
+    )
+
+
+def _headed_by(name: str, word: str, owners: AbstractSet[str]) -> bool:
+    """Whether the key ``name`` is ``word`` with an owner's name before it and product
+    words or a version after it ("vmware vcenter server", "filemaker platform")."""
+    words = name.split()
+    if word not in words:
+        return False
+    at = words.index(word)
+    head, tail = " ".join(words[:at]), words[at + 1 :]
+    return (
+        (not head or head in owners)
+        and bool(head or tail)
+        and all(w in _PRODUCT_WORDS or w == "os" or is_version_like(w) for w in tail)
+    )
 
 
 def _heads(key: str) -> list[str]:

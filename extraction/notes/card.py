@@ -214,8 +214,11 @@ def _reads_as_name(text: str) -> bool:
     words = text.split()
     if not words or len(words) > MAX_NAME_WORDS or ":" in text or "(" in text:
         return False
-    if words[0].casefold() in _NOT_NAMES or not (words[0][0].isupper() or words[0][0].isdigit()):
-        return False
+    first = words[0]
+    if first.casefold() in _NOT_NAMES or not (
+        first[0].isupper() or first[0].isdigit() or any(c.isupper() for c in first)
+    ):
+        return False  # "iOS", "tvOS" are names
     half = len(words) // 2
     if len(words) % 2 == 0 and words[:half] == words[half:]:
         return False  # "AdonisJS AdonisJS": a link's text written twice
@@ -240,6 +243,8 @@ def description_names(subject: str, text: str) -> list[str]:
     ['SUSE Linux Enterprise Micro']
     >>> description_names("GTK", "GTK (formerly GIMP ToolKit and GTK+) is a toolkit.")
     ['GIMP ToolKit', 'GTK+']
+    >>> description_names("Apple tvOS", "tvOS (formerly Apple TV Software) is an OS.")
+    ['tvOS', 'Apple TV Software']
     >>> description_names("Qt", 'Qt, pronounced "cute", is a framework.')
     []
     >>> description_names("Userscripts", "A userscript is a program.")

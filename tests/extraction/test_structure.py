@@ -800,3 +800,26 @@ def test_a_vendor_named_with_a_product_in_it_is_not_that_product() -> None:
     graph = build_vendor_graph([row], notes=notes, gazetteer=g, vendor="Red Hat.Fedora")
     types = {e.name: e.type for e in graph.entities}
     assert types["Fedora"] == "PRODUCT" and types["Red Hat.Fedora"] == "ORG"
+
+
+def test_a_capitalised_word_of_one_declared_product_s_name_is_that_product() -> None:
+    docs = [
+        doc("VMware", "eol-vmware-vcenter.md", _page("VMware vCenter Server", "vmware")),
+        doc("Red_Hat", "eol-rh-openjdk.md", _page("Red Hat build of OpenJDK", "red-hat")),
+    ]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    text = (
+        "VMware vCenter Server 8. Upgrade vCenter first."
+        " The Red Hat build of OpenJDK tracks OpenJDK."
+    )
+    names = [
+        ("VMware vCenter Server", "PRODUCT", "ruler"),
+        ("vCenter", "PRODUCT", "ner"),
+        ("Red Hat build of OpenJDK", "PRODUCT", "ruler"),
+        ("OpenJDK", "PRODUCT", "ner"),
+    ]
+    graph = build_vendor_graph([_row(text, names, [])], gazetteer=g, vendor="VMware")
+    entities = {e.name: e for e in graph.entities}
+    assert "vCenter" in entities["VMware vCenter Server"].aliases and "vCenter" not in entities
+    # the base a build is named after stays a product of its own
+    assert "OpenJDK" in entities and "OpenJDK" not in entities["Red Hat build of OpenJDK"].aliases
