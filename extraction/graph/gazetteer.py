@@ -132,13 +132,15 @@ def _everyday(name: str) -> bool:
     return " " not in name and zipf_frequency(name.casefold(), "en") >= EVERYDAY_ZIPF
 
 
-def _word_of_others(word: str, product: Entry, entries: dict[str, Entry]) -> bool:
+def _word_of_others(word: str, product: Entry, names: str) -> bool:
     """Whether another declared product's name ends a word with ``word`` ("JDK" of
-    "OpenJDK" and "Liberica JDK"): a word of a kind of product, not one's name."""
-    tail = re.compile(rf"{re.escape(word)}(?![\w+#])")
-    return any(
-        e != product and e.type == "PRODUCT" and tail.search(e.name) for e in entries.values()
-    )
+    "OpenJDK" and "Liberica JDK"): a word of a kind of product, not one's name.
+    ``names`` holds every declared product's name, one per line."""
+    for m in re.finditer(rf"{re.escape(word)}(?![\w+#])", names):
+        line = names[names.rfind("\n", 0, m.start()) + 1 : names.find("\n", m.end())]
+        if line != product.name:
+            return True
+    return False
 
 
 def _findable(name: str) -> bool:
@@ -289,6 +291,8 @@ class Gazetteer:
         # often than the tool or group of that name: looked up, never searched for
         searchable = {s for s in surfaces if not s.islower()}
         owners = [e.name for e in entries.values() if e.type in ("ORG", "PERSON")]
+        product_names = "\n".join(sorted({e.name for e in entries.values() if e.type == "PRODUCT"}))
+        product_names += "\n"
         for vendor, facts in notes:
             if not (facts.subject and facts.is_product):
                 continue
@@ -306,7 +310,7 @@ class Gazetteer:
                 n
                 for n in facts.names
                 if (not _PLAIN_WORD.fullmatch(n) or _rare(n))
-                and (" " in n or not _word_of_others(n, product, entries))
+                and (" " in n or not _word_of_others(n, product, product_names))
             ]
             for short in [*shorter, *parenthesized_names(facts.subject), *described]:
                 if (

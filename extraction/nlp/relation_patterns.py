@@ -44,8 +44,9 @@ The rules and what they find:
                           language, protocol, standard, format or specification ("a PHP
                           web framework" is written in PHP)
 ``made_for``              RELATED_TO: "X is an IDE for Y", "a no-cost option for Y",
-                          "developed / designed / optimized for Y" (Y a product), where no
-                          other rule finds the pair
+                          "developed / created / written / released for Y" (Y a product),
+                          where no other rule finds the pair of any type; not "no need for
+                          Y", "support for Y"
 ``made_by``               PRODUCES: "developed / created / maintained / managed / published /
                           hosted by V"
 ``maker_verb``            PRODUCES: "V developed / created / released / launched X"
