@@ -130,6 +130,22 @@ def reads_as_abbreviation(short: str, full: str) -> bool:
     )
 
 
+def camel_word(word: str) -> bool:
+    """One word of four letters or more with a capital after its first letter and a
+    small letter ("vCenter", "JBoss", "VMware"): a name, not an acronym ("EAP") nor a
+    plain word ("Puppet").
+
+    >>> camel_word("vCenter"), camel_word("EAP"), camel_word("Puppet")
+    (True, False, False)
+    """
+    return (
+        len(word) >= 4
+        and " " not in word
+        and any(c.isupper() for c in word[1:])
+        and any(c.islower() for c in word)
+    )
+
+
 def has_org_word(text: str) -> bool:
     """Whether a name holds a word organisations are named with ("Foundation", "Labs").
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from wordfreq import zipf_frequency
 
 from extraction.names import (
+    camel_word,
     display_form,
     guess_vendor_type,
     normalize_name,
@@ -64,8 +65,7 @@ def _case_variant_ok(surface: str) -> bool:
     words = surface.split()
     if len(words) > 1:
         return any(c.isupper() for c in surface)
-    word = words[0] if words else ""
-    return len(word) >= 4 and any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)
+    return bool(words) and camel_word(words[0])
 
 
 def _key(name: str) -> str:

@@ -19,7 +19,13 @@ from itertools import pairwise
 
 from extraction.graph.gazetteer import Gazetteer
 from extraction.lexicon import is_version_like, is_vocabulary
-from extraction.names import MAX_NAME_CHARS, has_org_word, normalize_name, reads_as_abbreviation
+from extraction.names import (
+    MAX_NAME_CHARS,
+    camel_word,
+    has_org_word,
+    normalize_name,
+    reads_as_abbreviation,
+)
 
 #: How much a mention's type counts in the vote for an entity's type.
 TYPE_WEIGHT = {"front_matter": 5, "ruler": 2, "compound": 2, "list": 2, "ner": 1}
@@ -365,7 +371,7 @@ def settle_names(
             " " in key
             or key in known
             or key not in products
-            or not _camel_word(spelled[key].most_common(1)[0][0])
+            or not camel_word(spelled[key].most_common(1)[0][0])
         ):
             continue
         holders = {
@@ -407,17 +413,6 @@ def settle_names(
         for m in named
     ]
     return mentions, settled, corpus_keys
-
-
-def _camel_word(word: str) -> bool:
-    """One word of four letters or more with a capital after its first letter and a
-    small letter ("vCenter", "JBoss"): a name, not an acronym ("EAP") nor a word."""
-    return (
-        len(word) >= 4
-        and " " not in word
-        and any(c.isupper() for c in word[1:])
-        and any(c.islower() for c in word)
-    )
 
 
 def _headed_by(name: str, word: str, owners: AbstractSet[str]) -> bool:
