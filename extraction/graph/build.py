@@ -35,8 +35,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from wordfreq import zipf_frequency
+
 from extraction.graph.cycles import break_cycles
-from extraction.graph.gazetteer import Gazetteer
+from extraction.graph.gazetteer import RARE_ZIPF, Gazetteer
 from extraction.graph.model import (
     GraphEntity,
     GraphMention,
@@ -71,7 +73,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "46"
+GRAPH_VERSION = "47"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -208,7 +210,7 @@ def build_vendor_graph(
         )
         for r in broken
     )
-    unsupported = _unsupported(graph, seen, len(resolution.entities), ends.vendor)
+    unsupported = _unsupported(graph, seen, len(resolution.entities), ends.vendor, gazetteer)
     cooccurrence = [
         r for r in cooccurrence if r.source not in unsupported and r.target not in unsupported
     ]
@@ -657,11 +659,19 @@ def _makers_first(typed: list[GraphRelationship]) -> list[GraphRelationship]:
     return [r for r in typed if not (r.type == "SUPPORTS" and (r.source, r.target) in made)]
 
 
-def _unsupported(graph: VendorGraph, seen: _Seen, resolved: int, vendor: int | None) -> set[int]:
-    """Entities to leave out: a name the small model guessed once, that nothing else
-    supports, is more often a capitalised phrase than an organisation, person, place
-    or event. A name written with an organisation's word is kept, in its canonical
-    form or as the note wrote it ("Velquinlum Corporation", kept as "Velquinlum")."""
+def _unsupported(
+    graph: VendorGraph,
+    seen: _Seen,
+    resolved: int,
+    vendor: int | None,
+    gazetteer: Gazetteer | None = None,
+) -> set[int]:
+    """Entities to leave out: a name the small model guessed once, that no typed
+    relationship supports, is more often a capitalised phrase than an organisation,
+    person, place or event. A name written with an organisation's word is kept, in its
+    canonical form or as the note wrote it ("Velquinlum Corporation", kept as
+    "Velquinlum"), unless it is plain English written with capitals
+    (:func:`capitalised_phrase`: "Operating Systems", "Important Security")."""
     supported = {r.source for r in graph.relationships} | {r.target for r in graph.relationships}
     sources = seen.sources(resolved)
     return {
@@ -673,10 +683,54 @@ def _unsupported(graph: VendorGraph, seen: _Seen, resolved: int, vendor: int | N
         and sources[i] == {"ner"}
         and i not in supported
         and i != vendor
-        and not any(has_org_word(name) for name in (e.name, *e.aliases))
+        and not any(
+            has_org_word(name) and not capitalised_phrase(name, gazetteer)
+            for name in (e.name, *e.aliases)
+        )
         # a person's name in full ("Hank Scorpio") is the model's safest guess
         and not (e.type == "PERSON" and guess_vendor_type(e.name) == "PERSON")
     }
+
+
+#: Last words (before "of") that make a name of plain words an organisation's
+#: ("Internet Archive", "Open Container Initiative", "Research Directorate").
+ORG_HEADS = frozenset(
+    """
+    foundation foundations university institute initiative council consortium association
+    society committee commission agency department ministry office bureau museum school
+    college academy panel organization organisation federation union forum authority
+    administration laboratory laboratories lab labs inc ltd llc corp corporation company
+    group team alliance community project center centre bank fund trust church club league
+    network board archive division directorate studio studios press party
+    """.split()  # noqa: SIM905
+)
+_LINK_WORDS = frozenset(["of", "and", "for", "on", "the", "in", "&", "to"])
+
+
+def capitalised_phrase(name: str, gazetteer: Gazetteer | None) -> bool:
+    """Whether ``name`` is plain English written with capitals, as the small model
+    often takes for an organisation in a title-cased sentence: every word one English
+    uses (wordfreq's Zipf >= 3), no acronym, digit, capital inside or name the corpus
+    declares ("Public *Chef* Supermarket"), and no organisation's word as its head.
+
+    >>> capitalised_phrase("Operating Systems", None), capitalised_phrase("Internet Archive", None)
+    (True, False)
+    >>> capitalised_phrase("IBM z Systems", None), capitalised_phrase("Class Library", None)
+    (False, True)
+    """
+    words = [w.strip(".,;:()\"'’") for w in name.split()]
+    content = [w for w in words if w and w.casefold() not in _LINK_WORDS]
+    if not content or not words[0][:1].isupper():
+        return False
+    for word in content:
+        if any(c.isdigit() or c.isupper() for c in word[1:]) or not word.isalpha():
+            return False
+        if zipf_frequency(word.casefold(), "en") < RARE_ZIPF:
+            return False
+        if gazetteer is not None and gazetteer.lookup(word) is not None:
+            return False
+    head = re.split(r"\s(?:of|for|on)\s", name)[0].split()[-1]
+    return head.casefold().strip(".,") not in ORG_HEADS
 
 
 def _release_table(row: VendorChunkExtraction) -> bool:

@@ -148,6 +148,40 @@ def test_a_name_seen_once_is_kept_when_written_as_an_organisation() -> None:
     assert "Quarterly Review" not in names
 
 
+def test_plain_english_with_capitals_is_no_organisation_even_with_an_organisation_s_word() -> None:
+    """ "Operating Systems" holds an organisation's word ("systems") but is plain English
+    in capitals: seen once, with nothing typed, it is left out. "Internet Archive" (an
+    organisation's head), "Velquinlum Systems" (a word English lacks) and a phrase with a
+    name the corpus declares, or one a typed relationship supports, stay."""
+    text = (
+        "Acme supports Operating Systems and Important Security. "
+        "The Internet Archive keeps Velquinlum Systems. Acme built Class Library."
+    )
+    result = ExtractionResult(
+        entities=(
+            mention("Acme", text, "ORG", "ruler"),
+            mention("Operating Systems", text, "ORG"),
+            mention("Important Security", text, "ORG"),
+            mention("Internet Archive", text, "ORG"),
+            mention("Velquinlum Systems", text, "ORG"),
+            mention("Class Library", text, "ORG"),
+        ),
+        relations=(rel("Acme", "ORG", "Class Library", "ORG", "PARTNERS_WITH", 0.9, "s"),),
+    )
+    graph = build_vendor_graph(
+        [
+            VendorChunkExtraction(
+                chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
+            )
+        ],
+        vendor="Acme",
+    )
+    names = {e.name for e in graph.entities}
+    assert "Operating Systems" not in names
+    assert "Important Security" not in names
+    assert {"Internet Archive", "Velquinlum Systems", "Class Library"} <= names
+
+
 def test_the_model_s_one_word_people_are_products_or_makers_unless_a_person_s_name() -> None:
     text = (
         "Ryan Dahl wrote Deno. Dahl likes Safari. Tidelift sells support for Deno. "
