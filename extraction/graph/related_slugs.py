@@ -19,7 +19,8 @@ the rest, :func:`slug_name` decides from the slug and the note:
    whose first is a name (a product or an organisation the corpus declares, or a
    word that is not English) and whose others are names too, or ``api``
    ("bluesky-api" is the Bluesky API; "css-layout", "twitter-bot" and
-   "nginx-server" stay topics).
+   "nginx-server" stay topics); or a name of several words the corpus declares, then
+   ``api`` ("apple-music-api" is the Apple Music API).
 
 A name found by rule 2 alone is displayed from the slug (words without a vowel, or
 short ones with one, in capitals: "u2f" → "U2F", "dhtml" → "DHTML"; others
@@ -113,6 +114,8 @@ def slug_shaped_name(slug: str, namer: Namer) -> tuple[str, str] | None:
         return (name, "PRODUCT") if name else None
     if words[-1] in _KIND_WORDS or re.fullmatch(r"v?\d+", words[-1]):
         return None
+    if words[-1] == "api" and len(words) > 2 and (owner := _declared(" ".join(words[:-1]), namer)):
+        return f"{owner[0]} API", "PRODUCT"  # "apple-music-api": the API of Apple Music
     shown = [_name_word(words[0], namer)]
     for word in words[1:]:
         shown.append("API" if word == "api" else _name_word(word, namer))

@@ -14,6 +14,8 @@ from extraction.notes.structure import note_facts
 NOTES = {
     "vendors/Meta/topic-react.md": b"---\ndisplay_name: React\ncreated_by: Jordan Walke\n"
     b"topic: react\n---\nReact is a library.\n",
+    "vendors/Apple/topic-apple-music.md": b"---\ndisplay_name: Apple Music\ncreated_by: Apple\n"
+    b"topic: apple-music\n---\nApple Music is a streaming service.\n",
     "vendors/Humanity/topic-climate-change.md": b"---\ndisplay_name: Climate change\n"
     b"created_by: Humanity\ntopic: climate-change\n---\nGlobal warming.\n",
 }
@@ -41,6 +43,8 @@ def namer() -> Namer:
         # a word the corpus names keeps its form; an API of a name is a name
         ("react-api", ("React API", "PRODUCT")),
         ("xyzzyq-api", ("Xyzzyq API", "PRODUCT")),
+        # the API of a product of several words the corpus declares
+        ("apple-music-api", ("Apple Music API", "PRODUCT")),
         # a one-word organisation the corpus declares is an organisation
         ("humanity", ("Humanity", "ORG")),
     ],
@@ -76,6 +80,8 @@ def test_a_slug_shaped_like_a_name_is_one(namer: Namer, slug: str, name: tuple[s
         "react-v2",
         # a name and a word
         "react-layout",
+        # the words of a declared name, then no API
+        "apple-music-player",
         # nothing to read
         "",
         "-",
