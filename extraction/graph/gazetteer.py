@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from wordfreq import zipf_frequency
@@ -33,6 +33,7 @@ from extraction.names import (
     reads_as_abbreviation,
 )
 from extraction.notes.structure import NoteFacts
+from extraction.notes.words import EVERYDAY_ZIPF
 
 #: Evidence ranks: a subject outranks a maker, which outranks a folder name.
 SUBJECT, MAKER, FOLDER = 3, 2, 1
@@ -159,8 +160,17 @@ def _rare(word: str) -> bool:
 
 #: Zipf frequency below which a word is no English word of its own.
 RARE_ZIPF = 3.0
-#: Zipf frequency of everyday words ("next" 6.2, "chrome" 4.2, "linux" 4.0).
-EVERYDAY_ZIPF = 5.0
+
+
+def _written_names(notes: Sequence[tuple[str, NoteFacts]]) -> dict[str, str]:
+    """Slug -> name, for the one-word ``related`` slugs that are English words and that
+    the notes write as a name ("its Safari web browser") and never in lower case:
+    "safari", "opera", "gecko" are names where "chat" and "mobile" are words
+    (:func:`extraction.notes.words.name_words` says which words each note writes how)."""
+    related = {slug for _, facts in notes for slug in facts.related if "-" not in slug}
+    lowered = {word for _, facts in notes for word in facts.lowered}
+    written = {word for _, facts in notes for word in facts.written}
+    return {w: w.capitalize() for w in sorted(written & related - lowered)}
 
 
 def _one_product_per_slug(
@@ -196,6 +206,7 @@ class Gazetteer:
         makers: dict[str, frozenset[str]] | None = None,
         kinds: dict[str, str] | None = None,
         merged: dict[str, str] | None = None,
+        written: dict[str, str] | None = None,
     ) -> None:
         self._entries = entries
         self._surfaces = surfaces
@@ -203,6 +214,7 @@ class Gazetteer:
         self._makers = makers or {}
         self._kinds = kinds or {}
         self._merged = merged or {}
+        self._written = written or {}
         # surface token sequences by first token, longest first; and by the first
         # token's case-folded form, for names written in another case ("VMWare")
         self._starts: dict[str, list[tuple[tuple[str, ...], str]]] = {}
@@ -327,6 +339,7 @@ class Gazetteer:
             {k: frozenset(v) for k, v in makers.items()},
             kinds,
             merged,
+            _written_names(notes),
         )
 
     def lookup(self, name: str) -> Entry | None:
@@ -338,6 +351,11 @@ class Gazetteer:
 
     def product_for_slug(self, slug: str) -> str | None:
         return self._slugs.get(slug.strip("/").lower())
+
+    def written_name(self, slug: str) -> str | None:
+        """The name a one-word ``related`` slug is because the notes write it as one and
+        never as a word ("safari": Safari), else None (:func:`_written_names`)."""
+        return self._written.get(slug.strip("/").lower())
 
     def surface_types(self) -> dict[str, str]:
         """Every surface form and the type it seeds (what a change is measured on)."""
@@ -371,6 +389,7 @@ class Gazetteer:
                 self._entries[k].name: v for k, v in self._kinds.items() if k in self._entries
             },
             "same": dict(self._merged),
+            "written": dict(self._written),
         }
 
     def aliases_of(self, entry: Entry) -> list[str]:

@@ -12,7 +12,8 @@ the rest, :func:`slug_name` decides from the slug and the note:
    are left to rule 2 ("Internet of Things" and "CSS Preprocessor" are capitalised
    topics).
 2. **The slug is shaped like a name.** One word that is not English, by its
-   frequency in wordfreq's English lists (below :data:`COMMON_ZIPF` on the Zipf
+   frequency in wordfreq's English lists (below
+   :data:`~extraction.notes.words.COMMON_ZIPF` on the Zipf
    scale: "jxon" 0, "sparql" 1.4, while "authentication" is 3.4), that is not
    generic vocabulary ("cli", "pwa"), and that does not read as a derived common
    noun ("containerization", "linting", "coroutines", "raytracer"). Or several words
@@ -21,6 +22,12 @@ the rest, :func:`slug_name` decides from the slug and the note:
    ("bluesky-api" is the Bluesky API; "css-layout", "twitter-bot" and
    "nginx-server" stay topics); or a name of several words the corpus declares, then
    ``api`` ("apple-music-api" is the Apple Music API).
+3. **The notes write it as a name.** One English word that could be a name
+   ("safari", "opera", "gecko": not everyday, not vocabulary, not a derived noun or a
+   plural) that some note of the corpus writes with a capital mid-sentence, outside a
+   longer name ("its Safari web browser"), and no note writes in lower case
+   (:meth:`~extraction.graph.gazetteer.Gazetteer.written_name`). "chat", "mobile" and
+   "protocol" are written in lower case somewhere, so they stay topics.
 
 A name found by rule 2 alone is displayed from the slug (words without a vowel, or
 short ones with one, in capitals: "u2f" → "U2F", "dhtml" → "DHTML"; others
@@ -35,14 +42,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from wordfreq import zipf_frequency
-
 from extraction.graph.naming import Namer, squashed_name
 from extraction.lexicon import is_vocabulary
+from extraction.notes.words import DERIVED, capitalised_words, is_common_word, plural_noun
 
-#: A word at or above this Zipf frequency in English text (about 1 in 10 million
-#: words) is a word, not a name, when it is all a slug says.
-COMMON_ZIPF = 2.1
 #: Words after a name that make a slug a kind of thing, not a name ("twitter-bot").
 _KIND_WORDS = frozenset(
     """
@@ -51,24 +54,6 @@ _KIND_WORDS = frozenset(
     addons mod mods server servers tool tools
     """.split()  # noqa: SIM905
 )
-#: Endings of derived common nouns ("containerization", "linting", "autoloader").
-_DERIVED = re.compile(
-    r"(?:ation|isation|ization|ing|ity|ism|ness|ment|ments|graphy|i[sz]e|\w{5}(?:er|or)s?)$"
-)
-_TOKEN = re.compile(r"[A-Za-z0-9][\w.+#/-]*")
-_SENTENCE_END = frozenset(".!?:#\n|-")
-#: What may stand between a sentence's last word and a name ("the *GraphiQL*").
-_BEFORE_NAME = frozenset(" *_`[(\"'“")
-
-
-@lru_cache(maxsize=8192)
-def is_common_word(word: str) -> bool:
-    """Whether ``word`` is ordinary English (wordfreq's Zipf frequency)."""
-    return zipf_frequency(word, "en") >= COMMON_ZIPF
-
-
-def _plural_noun(word: str) -> bool:
-    return len(word) > 5 and word.endswith("s") and not word.endswith("ss")
 
 
 def _declared(name: str, namer: Namer) -> tuple[str, str] | None:
@@ -93,7 +78,7 @@ def _name_word(word: str, namer: Namer) -> str | None:
         return known[0]
     if is_vocabulary(word) or is_common_word(word) or not re.search("[a-z]", word):
         return None
-    if _DERIVED.search(word) or _plural_noun(word):
+    if DERIVED.search(word) or plural_noun(word):
         return None
     vowels = len(re.findall("[aeiouy]", word))
     acronym = vowels == 0 or (vowels == 1 and len(word) <= 4)
@@ -140,44 +125,26 @@ def written_form(slug: str, text: str) -> str | None:
 
 @lru_cache(maxsize=4)
 def _capitalised_words(text: str) -> dict[str, dict[str, int]]:
-    """The words ``text`` writes with a capital in the middle of a sentence and not
-    inside a longer capitalised name, by squashed form, with how often each spelling
-    is written: read once per note, whatever the number of its slugs."""
-    tokens = list(_TOKEN.finditer(text))
+    """:func:`~extraction.notes.words.capitalised_words` by squashed form ("graphiql"),
+    with how often each spelling is written."""
     out: dict[str, dict[str, int]] = {}
-    for i, token in enumerate(tokens):
-        surface = token.group().rstrip(".")
-        if surface == surface.lower() or _inside_longer_name(text, tokens, i):
-            continue
-        k = token.start() - 1
-        while k >= 0 and text[k] in _BEFORE_NAME:
-            k -= 1
-        if k < 0 or text[k] in _SENTENCE_END:
-            continue  # a capital at a sentence's start says nothing
-        spellings = out.setdefault(squashed_name(surface), {})
-        spellings[surface] = spellings.get(surface, 0) + 1
+    for surface, count in capitalised_words(text).items():
+        out.setdefault(squashed_name(surface), {})[surface] = count
     return out
-
-
-def _inside_longer_name(text: str, tokens: list[re.Match[str]], i: int) -> bool:
-    """Whether a capitalised word touches token ``i`` (it is part of a longer name:
-    "Language" in "Common Language Runtime")."""
-
-    def capital_at(k: int, gap: str) -> bool:
-        return gap == " " and tokens[k].group()[:1].isupper()
-
-    before = i > 0 and capital_at(i - 1, text[tokens[i - 1].end() : tokens[i].start()])
-    after = i + 1 < len(tokens) and capital_at(i + 1, text[tokens[i].end() : tokens[i + 1].start()])
-    return before or after
 
 
 def slug_name(slug: str, text: str, namer: Namer) -> tuple[str, str] | None:
     """The name a ``related`` slug no note is stands for, and its type: as the
-    note's ``text`` writes it (rule 1), else by its shape (rule 2); None for a topic."""
+    note's ``text`` writes it (rule 1), else by its shape (rule 2), else as the
+    corpus writes it (rule 3); None for a topic."""
     if "-" in slug.strip("-") and (declared := _declared(slug.replace("-", " "), namer)):
         return declared  # a name the corpus declares, spelled as a slug
     written = written_form(slug, text)
     if written is not None:
         known = _known(slug, namer)
         return written, known[1] if known else "PRODUCT"
-    return slug_shaped_name(slug, namer)
+    shaped = slug_shaped_name(slug, namer)
+    if shaped is None and namer.gazetteer is not None:
+        name = namer.gazetteer.written_name(slug)
+        return (name, "PRODUCT") if name else None
+    return shaped

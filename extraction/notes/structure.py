@@ -31,6 +31,7 @@ from extraction.lexicon import is_vocabulary
 from extraction.names import guess_vendor_type, normalize_name
 from extraction.notes.card import description, description_names, subject_kind
 from extraction.notes.document import SourceDocument
+from extraction.notes.words import name_words
 
 #: Longest maker name or subject kept: anything longer is prose, not a name.
 MAX_FACT_NAME = 100
@@ -145,6 +146,11 @@ class NoteFacts:
     names: tuple[str, ...] = ()
     """Other names its description gives a product subject ("Oracle Application
     Express" for "Oracle APEX"; :func:`extraction.notes.card.description_names`)."""
+    written: tuple[str, ...] = ()
+    """English words its text writes as names ("safari" for "its Safari web browser";
+    :func:`extraction.notes.words.name_words`)."""
+    lowered: tuple[str, ...] = ()
+    """English words that could be names which its text writes in lower case."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -163,6 +169,8 @@ class NoteFacts:
             "kind": self.kind,
             "slug": self.slug,
             "names": list(self.names),
+            "written": list(self.written),
+            "lowered": list(self.lowered),
         }
 
     @classmethod
@@ -190,6 +198,8 @@ class NoteFacts:
                 kind=str(data.get("kind") or ""),
                 slug=str(data.get("slug") or ""),
                 names=tuple(str(n) for n in data.get("names", ())),
+                written=tuple(str(w) for w in data.get("written", ())),
+                lowered=tuple(str(w) for w in data.get("lowered", ())),
             )
         except (TypeError, ValueError):
             return cls()
@@ -400,6 +410,7 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
             seen.add((link.text, link.slug))
             unique_links.append(link)
     is_product = bool(subject) and _subject_is_product(meta, subject or "")
+    written, lowered = name_words(doc.body)
     return NoteFacts(
         subject=subject,
         field=field,
@@ -418,4 +429,6 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
         names=tuple(description_names(subject, description(doc))[:MAX_ITEMS])
         if subject and is_product
         else (),
+        written=written,
+        lowered=lowered,
     )

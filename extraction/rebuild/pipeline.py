@@ -398,6 +398,8 @@ class Rebuilder:
         now = gazetteer.state()
         changed = changed_names(before.get("surfaces", {}), now["surfaces"])
         slugs = changed_names(before.get("slugs", {}), now["slugs"])
+        # a related slug the notes now write as a name, or no longer: its notes' graphs
+        slugs += changed_names(before.get("written", now["written"]), now["written"])
         # a product whose makers, kind or other name changed: the graphs of the notes
         # naming it may settle it apart from their vendor's product of that name, read
         # a relation to it otherwise or show it by another name; a state stored before

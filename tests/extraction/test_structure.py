@@ -16,6 +16,7 @@ from extraction.lexicon import is_version_like, is_vocabulary
 from extraction.models import EntityMention, ExtractionResult, RelationMention
 from extraction.notes.corpus import parse_document
 from extraction.notes.structure import Maker, NoteFacts, note_facts, split_makers
+from extraction.notes.words import MAX_WORDS, name_words
 from extraction.rebuild.prepare import chunk_context
 
 REDUX = b"""---
@@ -823,3 +824,60 @@ def test_a_capitalised_word_of_one_declared_product_s_name_is_that_product() -> 
     assert "vCenter" in entities["VMware vCenter Server"].aliases and "vCenter" not in entities
     # the base a build is named after stays a product of its own
     assert "OpenJDK" in entities and "OpenJDK" not in entities["Red Hat build of OpenJDK"].aliases
+
+
+BROWSER = b"""---
+display_name: Firefox
+created_by: Mozilla
+related: safari, opera, chat, gecko-engine
+topic: firefox
+---
+Firefox is a web browser; see the chat room.
+"""
+ENGINE = b"""---
+display_name: WebKit
+created_by: Apple
+topic: webkit
+---
+WebKit is used in its Safari web browser. Ask on Opera forums or in Chat rooms.
+"""
+FORUM = b"""---
+display_name: Forum
+created_by: Someone
+topic: forum
+---
+Tickets go to the opera house.
+"""
+
+
+def test_a_related_english_word_the_notes_write_only_as_a_name_is_that_product() -> None:
+    """ "safari" is written "Safari" mid-sentence in another note and never in lower case:
+    a product. "opera" is written in lower case somewhere ("the opera house"), "chat"
+    in the note itself, and a slug of several words is left to the other rules; the
+    facts keep how each note writes its words, and a rebuild reads them back."""
+    docs = [
+        doc("Mozilla", "topic-firefox.md", BROWSER),
+        doc("Apple", "topic-webkit.md", ENGINE),
+        doc("Someone", "topic-forum.md", FORUM),
+    ]
+    facts = [note_facts(d) for d in docs]
+    assert facts[1].written == ("chat", "opera", "safari") and "opera" in facts[2].lowered
+    assert "chat" in facts[0].lowered and NoteFacts.from_json(facts[1].to_json()) == facts[1]
+    g = Gazetteer.build([(d.vendor, f) for d, f in zip(docs, facts, strict=True)], {"Mozilla"})
+    assert g.written_name("safari") == "Safari"
+    assert g.written_name("opera") is None and g.written_name("chat") is None
+    assert g.state()["written"] == {"safari": "Safari"}
+    note = VendorNote(docs[0].path, facts[0], chunk_id=1, content=f"Firefox\n\n{docs[0].body}")
+    graph = build_vendor_graph([], notes=[note], gazetteer=g, vendor="Mozilla")
+    related = {(s, t) for s, r, t in _edges(graph) if r == "RELATED_TO"}
+    assert related == {("Firefox", "Safari")}
+    assert {e.name: e.type for e in graph.entities}["Safari"] == "PRODUCT"
+
+
+def test_how_a_note_writes_its_words_is_read_from_any_text() -> None:
+    assert name_words("") == ((), ())
+    assert name_words("Ünïcode — 日本語. Safari") == ((), ())  # a sentence's start says nothing
+    many = " ".join(f"the {w} and Opera" for w in ["safari"] * 5000)
+    assert name_words(many) == (("opera",), ("safari",))
+    words = name_words(" ".join(f"x {w}" for w in ["opera", "safari", "gecko", "blade"] * 100))
+    assert len(words[1]) <= MAX_WORDS

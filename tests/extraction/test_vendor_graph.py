@@ -251,6 +251,26 @@ def test_a_product_given_another_maker_rebuilds_the_graphs_that_name_it(
     equals_a_full_rebuild(root)
 
 
+def test_a_new_note_writing_a_related_word_as_a_name_rebuilds_the_graphs_relating_it(
+    rebuilder: Rebuilder, db: Database, tmp_path: Path, equals_a_full_rebuild: FullRebuildCheck
+) -> None:
+    notes = {
+        "vendors/Mozilla/topic-firefox.md": "---\ndisplay_name: Firefox\ncreated_by: Mozilla\n"
+        "related: safari\ntopic: firefox\n---\nFirefox is a web browser.\n",
+    }
+    root = write(tmp_path / "notes", notes)
+    rebuilder.run(root)
+    before, _ = graph(db, "Mozilla")
+    assert "Safari" not in before  # "safari" is an English word, and no note says more
+    webkit = "---\ndisplay_name: WebKit\ncreated_by: Apple\ntopic: webkit\n---\n"
+    write(root, {"vendors/Apple/topic-webkit.md": webkit + "WebKit runs its Safari browser.\n"})
+    report = rebuilder.run(root)
+    assert report.documents_new == 1 and report.documents_reextracted == 1
+    after, edges = graph(db, "Mozilla")
+    assert after.get("Safari") == "PRODUCT" and ("Firefox", "RELATED_TO", "Safari") in edges
+    equals_a_full_rebuild(root)
+
+
 def test_a_product_page_and_a_topic_page_of_one_slug_are_one_product_with_its_lifecycle(
     rebuilder: Rebuilder, db: Database, tmp_path: Path
 ) -> None:
