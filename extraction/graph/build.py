@@ -73,7 +73,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "49"
+GRAPH_VERSION = "51"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -216,6 +216,14 @@ def build_vendor_graph(
     ]
     cooccurrence.sort(key=lambda r: (-r.metadata["mentions"], -r.confidence, r.source, r.target))
     graph.relationships.extend(cooccurrence[:MAX_COOCCURRENCE])
+    # an end a relationship named that no kept relationship holds any longer (its type
+    # did not fit, its confidence was under the floor) is no entity of the graph
+    linked = {r.source for r in graph.relationships} | {r.target for r in graph.relationships}
+    unsupported |= {
+        i
+        for i in range(len(resolution.entities), len(graph.entities))
+        if i not in linked and i != ends.vendor
+    }
     return graph.without(unsupported) if unsupported else graph
 
 
@@ -502,7 +510,9 @@ class _Ends:
         self._extra_index: dict[str, int] = {}
         self.vendor: int | None = None
 
-    def __call__(self, name: str, label: str) -> int | None:
+    def __call__(self, name: str, label: str, create: bool = True) -> int | None:
+        """The entity a relationship's end names; without ``create``, only one a
+        mention or another relationship already made."""
         if name == VENDOR:
             return self.vendor
         name, label, _ = self.namer.canonical(name, label)
@@ -511,12 +521,16 @@ class _Ends:
         found = self.by_key.get(key)
         if found is not None:
             return found
+        if not create:
+            return self._extra_index.get(key)
         if not self.namer.is_name(name) or name.islower():
             return None
         if label != "PERSON" and _torn_span(name):
             return None  # as for a mention (_prose_mentions): "X. Starting" names nothing
-        if label == "PERSON" and has_org_word(name):
-            return None  # a guessed end ("Container Platform" of "OpenShift ...") is nobody
+        if label == "PERSON" and (has_org_word(name) or guess_vendor_type(name) != "PERSON"):
+            # a guessed end ("Container Platform" of "OpenShift ...", "RDS Extended
+            # Support") is nobody
+            return None
         if key not in self._extra_index:
             self._extra_index[key] = self._add(GraphEntity(name, key, label, (), 0.5, 0, ""))
         return self._extra_index[key]
@@ -754,8 +768,11 @@ def _add_edge(
         # declares is no platform ("a Free Software operating system", "an HTML5 game
         # framework")
         return
-    s = entity_for(edge.source, edge.source_label)
-    t = entity_for(edge.target, edge.target_label)
+    # co-occurrence names no one new: an end that is no mention was left out on purpose
+    # (a heading, a release phase: "Maintenance Support Phase")
+    create = edge.type != "MENTIONED_WITH"
+    s = entity_for(edge.source, edge.source_label, create)
+    t = entity_for(edge.target, edge.target_label, create)
     if s is None or t is None or s == t:
         return
     if edge.type in ("RELATED_TO", "PARTNERS_WITH", "COMPETES_WITH", "MENTIONED_WITH") and s > t:

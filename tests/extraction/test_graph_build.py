@@ -260,3 +260,32 @@ def test_the_vendor_is_in_its_own_graph_whatever_its_folder_name_reads_like() ->
     # a folder name read as the vendor's: "ArangoDB_Inc._ArangoDB"
     graph = build_vendor_graph(rows(), vendor="ArangoDB Inc. ArangoDB")
     assert ("ArangoDB Inc. ArangoDB", "ORG") in {(e.name, e.type) for e in graph.entities}
+
+
+def test_relationship_ends_that_no_kept_relationship_holds_are_no_entities() -> None:
+    """A co-occurrence names no one new ("Maintenance Support Phase", a phase left out as
+    a mention); an end added for a typed relationship the graph then drops (a person
+    working for a place) goes with it; a "person" that reads as no person's name ("RDS
+    Extended Support") is nobody. A typed end that stays ("Joel Spira") is kept."""
+    text = "Acme makes Widget. Joel Spira founded Acme."
+    result = ExtractionResult(
+        entities=(mention("Acme", text, "ORG", "ruler"), mention("Widget", text, "PRODUCT")),
+        relations=(
+            rel("Acme", "ORG", "Maintenance Support Phase", "PERSON", "MENTIONED_WITH", 0.3, "s"),
+            rel("Ada Quill", "PERSON", "Springfield", "LOCATION", "WORKS_FOR", 0.9, "s"),
+            rel("RDS Extended Support", "PERSON", "Acme", "ORG", "WORKS_FOR", 0.9, "s"),
+            rel("Acme", "ORG", "Joel Spira", "PERSON", "FOUNDED_BY", 0.9, "s"),
+        ),
+    )
+    graph = build_vendor_graph(
+        [
+            VendorChunkExtraction(
+                chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
+            )
+        ],
+        vendor="Acme",
+    )
+    names = {e.name for e in graph.entities}
+    assert names == {"Acme", "Widget", "Joel Spira"}
+    typed = {(graph.entities[r.source].name, r.type) for r in graph.relationships}
+    assert ("Acme", "FOUNDED_BY") in typed
