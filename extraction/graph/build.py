@@ -35,10 +35,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from wordfreq import zipf_frequency
-
 from extraction.graph.cycles import break_cycles
-from extraction.graph.gazetteer import RARE_ZIPF, Gazetteer
+from extraction.graph.gazetteer import Gazetteer, rare_word
 from extraction.graph.model import (
     GraphEntity,
     GraphMention,
@@ -739,9 +737,7 @@ def capitalised_phrase(name: str, gazetteer: Gazetteer | None) -> bool:
     for word in content:
         if any(c.isdigit() or c.isupper() for c in word[1:]) or not word.isalpha():
             return False
-        if zipf_frequency(word.casefold(), "en") < RARE_ZIPF:
-            return False
-        if gazetteer is not None and gazetteer.lookup(word) is not None:
+        if rare_word(word) or (gazetteer is not None and gazetteer.lookup(word) is not None):
             return False
     head = re.split(r"\s(?:of|for|on)\s", name)[0].split()[-1]
     return head.casefold().strip(".,") not in ORG_HEADS

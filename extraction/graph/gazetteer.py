@@ -150,10 +150,10 @@ def _findable(name: str) -> bool:
     ("RHEL", "JDK") or a word English has not ("Pulsar"); not a plain word ("Spark")."""
     if " " in name:
         return any(c.isupper() for c in name)
-    return sum(c.isupper() for c in name) >= 2 or (not name.islower() and _rare(name))
+    return sum(c.isupper() for c in name) >= 2 or (not name.islower() and rare_word(name))
 
 
-def _rare(word: str) -> bool:
+def rare_word(word: str) -> bool:
     """A word English hardly uses ("Pulsar" 2.5; not "Phoenix" 4.2 nor "Spark" 4.0)."""
     return zipf_frequency(word.casefold(), "en") < RARE_ZIPF
 
@@ -321,7 +321,7 @@ class Gazetteer:
             described = [
                 n
                 for n in facts.names
-                if (not _PLAIN_WORD.fullmatch(n) or _rare(n))
+                if (not _PLAIN_WORD.fullmatch(n) or rare_word(n))
                 and (" " in n or not _word_of_others(n, product, product_names))
             ]
             for short in [*shorter, *parenthesized_names(facts.subject), *described]:

@@ -1,8 +1,8 @@
 """How a note writes its words: as a name (with a capital, in the middle of a
 sentence, not inside a longer name) or in lower case.
 
-Both are read once per note and kept with its facts (:class:`NoteFacts.written` and
-:class:`NoteFacts.lowered`), so that the corpus gazetteer knows, for a ``related`` slug
+Both are read once per note and kept with its facts (:attr:`NoteFacts.written` and
+:attr:`NoteFacts.lowered`), so that the corpus gazetteer knows, for a ``related`` slug
 that is an English word ("safari", "opera", "gecko"), whether the notes write it as a
 name ("its Safari web browser") and never as a word. Only words that could be such a
 name are kept: English by wordfreq's frequencies (Zipf from :data:`COMMON_ZIPF`, below
