@@ -71,7 +71,7 @@ from extraction.names import guess_vendor_type, has_org_word
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "51"
+GRAPH_VERSION = "52"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -691,17 +691,40 @@ def _unsupported(
         for i, e in enumerate(graph.entities)
         if i < resolved
         and e.type != "PRODUCT"
-        and e.mention_count == 1
         and sources[i] == {"ner"}
         and i not in supported
         and i != vendor
-        and not any(
-            has_org_word(name) and not capitalised_phrase(name, gazetteer)
-            for name in (e.name, *e.aliases)
+        and (
+            (
+                e.mention_count == 1
+                and not any(
+                    has_org_word(name) and not capitalised_phrase(name, gazetteer)
+                    for name in (e.name, *e.aliases)
+                )
+                # a person's name in full ("Hank Scorpio") is the model's safest guess
+                and not (e.type == "PERSON" and guess_vendor_type(e.name) == "PERSON")
+            )
+            or (e.type == "ORG" and _bare_acronym(e, gazetteer))
         )
-        # a person's name in full ("Hank Scorpio") is the model's safest guess
-        and not (e.type == "PERSON" and guess_vendor_type(e.name) == "PERSON")
     }
+
+
+def _bare_acronym(entity: GraphEntity, gazetteer: Gazetteer | None) -> bool:
+    """An organisation the model guessed whose every name is an acronym the corpus does
+    not declare: more often a release phase, a format or a field ("LTSB", "PDF",
+    "SRE") than a company, however often the notes write it.
+
+    >>> _bare_acronym(GraphEntity("LTSB", "ltsb", "ORG", (), 0.5, 4, ""), None)
+    True
+    """
+    names = (entity.name, *entity.aliases)
+    return all(
+        _ACRONYM.fullmatch(name) and (gazetteer is None or gazetteer.lookup(name) is None)
+        for name in names
+    )
+
+
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,6}")
 
 
 #: Last words (before "of") that make a name of plain words an organisation's

@@ -182,6 +182,39 @@ def test_plain_english_with_capitals_is_no_organisation_even_with_an_organisatio
     assert {"Internet Archive", "Velquinlum Systems", "Class Library"} <= names
 
 
+def test_an_acronym_the_model_calls_an_organisation_needs_a_typed_fact_or_a_declaration() -> None:
+    """ "LTSB" (a release branch) written three times is still no organisation; an
+    acronym the notes' ruler declares ("IBM") or one a typed relationship holds ("CNCF")
+    stays, and so does a name that is not an acronym."""
+    text = "LTSB ends. LTSB 2016. The LTSB. IBM sells it. Acme is part of CNCF. Velquinlum ok."
+    entities = [
+        EntityMention("LTSB", "ORG", k, k + 4, "LTSB", "ner")
+        for k in (text.index("LTSB"), text.index("LTSB 2016"), text.rindex("LTSB"))
+    ]
+    result = ExtractionResult(
+        entities=(
+            *entities,
+            mention("IBM", text, "ORG", "ruler"),
+            mention("Acme", text, "ORG", "ruler"),
+            mention("CNCF", text, "ORG"),
+            mention("Velquinlum", text, "ORG"),
+            EntityMention("Velquinlum", "ORG", 0, 4, "Velquinlum", "ner"),
+        ),
+        relations=(rel("Acme", "ORG", "CNCF", "ORG", "PARTNERS_WITH", 0.9, "s"),),
+    )
+    graph = build_vendor_graph(
+        [
+            VendorChunkExtraction(
+                chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
+            )
+        ],
+        vendor="Acme",
+    )
+    names = {e.name for e in graph.entities}
+    assert "LTSB" not in names
+    assert {"IBM", "CNCF", "Velquinlum"} <= names
+
+
 def test_the_model_s_one_word_people_are_products_or_makers_unless_a_person_s_name() -> None:
     text = (
         "Ryan Dahl wrote Deno. Dahl likes Safari. Tidelift sells support for Deno. "
