@@ -142,6 +142,22 @@ class Ends:
         ]
         return names[0] if len(names) == 1 else None
 
+    def _subject_s(self, noun: Token) -> list[Mention]:
+        """The note's subject named in front of a word for its releases that is a
+        clause's subject ("Spring Cloud release trains are designed to work with ..."):
+        that product; not its policy or its users ("The Oracle Solaris support policy is
+        based on ...", "Flathub apps run on ...")."""
+        if noun.pos_ != "NOUN" or noun.lower_ not in RELEASE_NOUNS or not self.subject:
+            return []
+        return [
+            m
+            for c in noun.children
+            if c.dep_ == "compound"
+            and (m := self.at(c)) is not None
+            and not m.pronoun
+            and m.canonical.casefold() == self.subject.casefold()
+        ][:1]
+
     def _runs_on(self, m: Mention, head: Token) -> bool:
         end = m.span.end
         if end >= len(self.doc) or end == head.i:
@@ -166,7 +182,7 @@ class Ends:
             subjects = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")]
             relative = bool(subjects) and subjects[0].tag_ in ("WDT", "WP")
             if subjects and not (relative and tok.dep_ == "relcl"):
-                return self.names(subjects[0], inside=False)
+                return self.names(subjects[0], inside=False) or self._subject_s(subjects[0])
             if tok.dep_ == "appos":
                 # an appositive describes the name it stands beside ("OpenOffice.org, an
                 # open-sourced version of StarOffice"): no name there, no relation; beside
@@ -203,6 +219,11 @@ class Ends:
             elif (
                 tok.dep_ in UP
                 or (tok.dep_ == "advcl" and tok.tag_ == "VBN")
+                # a purpose ("Flux is built ... to integrate with Prometheus")
+                or (
+                    tok.dep_ == "advcl"
+                    and any(c.dep_ == "aux" and c.lower_ == "to" for c in tok.children)
+                )
                 or (tok.dep_ == "dobj" and tok.head.lower_ in ("has", "have", "had"))
             ):
                 # a participle in front is about the main clause's subject
@@ -215,6 +236,12 @@ class Ends:
             ):
                 return self.names(tok, inside=False)
         return []
+
+
+#: Words for a product's releases, which do what the product does.
+RELEASE_NOUNS = frozenset(
+    ["trains", "releases", "release", "versions", "version", "builds", "editions", "binaries"]
+)
 
 
 def _misread_participle(tok: Token) -> bool:

@@ -124,11 +124,11 @@ EMBED = frozenset(["embeds", "embed", "embedding", "embedded", "bundles", "bundl
 CONSIST = frozenset(["consisting", "consists", "consist", "composed"])
 COMPRISE = frozenset(["comprising", "comprises", "comprise"])
 #: Words of one product made to go with another ("integrates with Y", "compatible with
-#: Y", "designed to work with Y").
+#: Y", "designed to work with Y", "is packaged with Y").
 WITH_WORDS = frozenset(
     """
     integrates integrate integrated integrating integration interoperates interoperate
-    compatible compatibility works work working
+    compatible compatibility works work working packaged shipped ships bundled
     """.split()  # noqa: SIM905
 )
 #: "X extends Y", "an extension to Y".

@@ -17,7 +17,9 @@ Minecraft is ..."). Around that:
   partners, Tidelift and HeroDevs");
 - **the note's subject for "It"**: in a note about a product, "It" (or "This")
   as the subject is that product ("It's built on V8"), and so is "the" with a word
-  for what it is, alone ("The game is based on Dota Auto Chess");
+  for what it is, alone ("The game is based on Dota Auto Chess"), or a word for its
+  releases after its name ("Spring Cloud release trains are designed to work with");
+- **a purpose**: "X is built ... to integrate with Y" is X's;
 - **a plain noun inside a plain noun**: "a modified version of the Linux kernel" is
   Linux.
 
@@ -61,8 +63,9 @@ The rules and what they find:
                           an organisation is ``project_of``), "a suite consisting of A, B
                           and C", "X comprises A and B"
 ``works_with``            RELATED_TO: "integrates with Y", "compatible with Y", "designed
-                          to work with Y", "X complements Y", "modeled after / inspired
-                          by Y", "an operating system for Y" (a device)
+                          to work with Y", "packaged / shipped with Y", "X complements
+                          Y", "modeled after / inspired by Y", "an operating system for Y"
+                          (a device)
 ========================  ==================================================================
 
 Each rule's confidence is measured, per rule, on the labelled vendor folders rules
@@ -294,6 +297,10 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         ends.names(at["tgt"], guessed=product) if "tgt" in at else ends.about(trigger, product)
     )
     sources = ends.names(at["src"]) if "src" in at else ends.about(trigger, product)
+    if rule == "part_of" and not sources and _of_plain_noun(trigger):
+        # "a suite of ... technologies consisting of vSphere, NSX, and vSAN": what the
+        # suite is about consists of them
+        sources = ends.about(trigger.head.head.head, product)
     if rule in ("made_by", "project_of"):
         sources, targets = targets, sources  # the slot holds the maker
     if rule in ("part_of", "made_for"):
@@ -312,6 +319,18 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
                 m.span.start <= trigger.i < m.span.end for m in (s, t)
             ):
                 yield PatternFound(rtype, rule, s, t, trigger.sent)
+
+
+def _of_plain_noun(trigger: Token) -> bool:
+    """A clause on the object of "of" after a noun ("a suite of technologies
+    consisting of ...")."""
+    noun = trigger.head
+    return (
+        trigger.dep_ == "acl"
+        and noun.dep_ == "pobj"
+        and noun.head.lower_ == "of"
+        and noun.head.head.pos_ == "NOUN"
+    )
 
 
 def _support(ends: Ends, support: Token) -> Iterator[PatternFound]:

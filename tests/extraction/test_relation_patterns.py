@@ -24,6 +24,8 @@ PRODUCTS = [
     *["Express.js", "Vuetify", "Apache Grails", "Apache Groovy"],
     *["Oracle Solaris", "Unix", "Photon OS", "Linux", "ROS 2", "Oracle Linux", "RHEL"],
     *["Xcode", "macOS", "tvOS", "Apple TV", "abap2UI5", "JavaScript"],
+    *["Spring Cloud", "Spring Boot", "Swing", "Java SDK", "Flux"],
+    *["VMware Cloud Foundation", "vSphere", "NSX", "vSAN"],
 ]
 MAKERS = [
     *["Mojang", "Citrix", "HeroDevs", "TuxCare", "Tidelift", "GitHub", "Intel", "Microsoft"],
@@ -208,6 +210,41 @@ def test_part_of_an_organisation_is_who_makes_it_not_a_related_product(
     found = _typed(extractor, "Prometheus is part of the Cloud Native Computing Foundation.")
     assert ("Cloud Native Computing Foundation", "PRODUCES", "Prometheus") in found
     assert not any(t == "RELATED_TO" for _, t, _ in found)
+
+
+def test_related_products_from_a_purpose_a_release_word_a_package_and_a_suite(
+    extractor: Extractor,
+) -> None:
+    """ "to integrate with Y" after the main clause is the subject's purpose; "X release
+    trains" do what X does; "is packaged with Y"; "a suite of technologies consisting of
+    A, B and C"."""
+    flux = (
+        "Flux is built from the ground up to use the API extension system, and to "
+        "integrate with Prometheus and other core components."
+    )
+    assert ("Flux", "RELATED_TO", "Prometheus") in _typed(extractor, flux, "Flux")
+    trains = "Spring Cloud release trains are designed to work with versions of Spring Boot."
+    assert ("Spring Cloud", "RELATED_TO", "Spring Boot") in _typed(
+        extractor, trains, "Spring Cloud"
+    )
+    swing = "Swing is a user-interface toolkit and is packaged with the Java SDK."
+    assert ("Swing", "RELATED_TO", "Java SDK") in _typed(extractor, swing, "Swing")
+    suite = (
+        "VMware Cloud Foundation is a suite of software-defined data center technologies "
+        "consisting of vSphere, NSX, and vSAN."
+    )
+    found = _typed(extractor, suite, "VMware Cloud Foundation")
+    for part in ("vSphere", "NSX", "vSAN"):
+        assert ("VMware Cloud Foundation", "RELATED_TO", part) in found, found
+
+
+def test_a_policy_or_the_users_of_the_subject_do_not_stand_for_it(extractor: Extractor) -> None:
+    """Only a word for the subject's releases stands for it: its support policy is
+    based on a policy, not the product; its apps run on Linux, not the store."""
+    policy = "The current Spring Boot support policy is based on the Spring Cloud policy."
+    assert not _typed(extractor, policy, "Spring Boot")
+    apps = "It is powered by Flux, allowing Swing apps to run on almost any Linux distribution."
+    assert ("Swing", "BASED_ON", "Linux") not in _typed(extractor, apps, "Swing")
 
 
 def test_coordinated_bases_are_one_relationship_each(extractor: Extractor) -> None:
