@@ -489,10 +489,13 @@ class Extractor:
 def _extends_seed(doc: Doc, cand: _Candidate, seeds: list[_Candidate], starts: list[int]) -> bool:
     """A model span made of a seed and lower-case words only (``seeds`` sorted by
     start, ``starts`` their starts: only the seeds inside the span are looked at, and
-    the words around one only up to the first that is not lower case)."""
+    the words around one only up to the first that is not lower case), or one that
+    starts with a seed's possessive ("Apple's Mac" is Apple's, not a name)."""
     for seed in seeds[bisect.bisect_left(starts, cand.start) :]:
         if seed.start >= cand.end:
             break
+        if seed.start == cand.start and seed.end < cand.end and doc[seed.end].tag_ == "POS":
+            return True
         if seed.end <= cand.end and (seed.start, seed.end) != (cand.start, cand.end):
             rest = itertools.chain(range(cand.start, seed.start), range(seed.end, cand.end))
             if all(doc[i].is_lower or doc[i].is_punct or doc[i].is_space for i in rest):
