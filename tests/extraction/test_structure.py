@@ -104,6 +104,10 @@ def test_front_matter_and_links_become_facts() -> None:
         assert note_facts(doc("Mozilla", "topic-x.md", data)).is_product is product
     data = b"---\ndisplay_name: Test-driven development\ncreated_by: Kent Beck\n---\nText.\n"
     assert not note_facts(doc("Kent_Beck", "topic-tdd.md", data)).is_product
+    # a page made by no one in particular is a concept; a community with a name makes
+    for maker, product in [("The technology community", False), ("The Squeak Community", True)]:
+        data = f"---\ndisplay_name: Tool\ncreated_by: {maker}\n---\nText.\n".encode()
+        assert note_facts(doc("X", "topic-tool.md", data)).is_product is product, maker
     assert NoteFacts.from_json(redux.to_json()) == redux
     assert NoteFacts.from_json("junk") == NoteFacts() == NoteFacts.from_json({"makers": 5})
 
