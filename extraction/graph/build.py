@@ -67,11 +67,12 @@ from extraction.graph.note_edges import (
 from extraction.graph.resolve import Resolution, resolve_entities
 from extraction.models import EntityMention, RelationMention
 from extraction.names import guess_vendor_type, has_org_word
+from extraction.notes.words import plural_noun
 
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "52"
+GRAPH_VERSION = "55"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -690,10 +691,10 @@ def _unsupported(
         i
         for i, e in enumerate(graph.entities)
         if i < resolved
-        and e.type != "PRODUCT"
         and sources[i] == {"ner"}
         and i not in supported
         and i != vendor
+        and (e.type != "PRODUCT" or (e.mention_count == 1 and _plain_word(e.name)))
         and (
             (
                 e.mention_count == 1
@@ -707,6 +708,22 @@ def _unsupported(
             or (e.type == "ORG" and _bare_acronym(e, gazetteer))
         )
     }
+
+
+def _plain_word(name: str) -> bool:
+    """One letter ("F" of "F#"), or one plural English noun written with a capital
+    ("Scripts", "Settings", "Templates"; not a rare word, "Octicons", "Ingres"): no
+    product's name when the model alone guessed it, once.
+
+    >>> _plain_word("Scripts"), _plain_word("F"), _plain_word("Safari"), _plain_word("Octicons")
+    (True, True, False, False)
+    """
+    return len(name) == 1 or (
+        name.isalpha()
+        and name[1:].islower()
+        and plural_noun(name.lower())
+        and not rare_word(name)
+    )
 
 
 def _bare_acronym(entity: GraphEntity, gazetteer: Gazetteer | None) -> bool:

@@ -215,6 +215,35 @@ def test_an_acronym_the_model_calls_an_organisation_needs_a_typed_fact_or_a_decl
     assert {"IBM", "CNCF", "Velquinlum"} <= names
 
 
+def test_a_plural_english_word_or_a_letter_the_model_calls_a_product_once_is_no_product() -> None:
+    """ "Scripts" and the "F" of "F#", guessed once by the model and held by no typed
+    relationship, are left out; a rare word ("Octicons"), a declared product and one a
+    typed relationship holds ("Templates") stay."""
+    text = "Acme runs Scripts in F and Octicons. Acme makes Templates and Rocket."
+    result = ExtractionResult(
+        entities=(
+            mention("Acme", text, "ORG", "ruler"),
+            mention("Scripts", text, "PRODUCT"),
+            EntityMention("F", "PRODUCT", text.index(" F ") + 1, text.index(" F ") + 2, "F"),
+            mention("Octicons", text, "PRODUCT"),
+            mention("Templates", text, "PRODUCT"),
+            mention("Rocket", text, "PRODUCT", "ruler"),
+        ),
+        relations=(rel("Acme", "ORG", "Templates", "PRODUCT", "PRODUCES", 0.9, "s"),),
+    )
+    graph = build_vendor_graph(
+        [
+            VendorChunkExtraction(
+                chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
+            )
+        ],
+        vendor="Acme",
+    )
+    names = {e.name for e in graph.entities}
+    assert "Scripts" not in names and "F" not in names
+    assert {"Octicons", "Templates", "Rocket"} <= names
+
+
 def test_the_model_s_one_word_people_are_products_or_makers_unless_a_person_s_name() -> None:
     text = (
         "Ryan Dahl wrote Deno. Dahl likes Safari. Tidelift sells support for Deno. "
