@@ -72,7 +72,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "55"
+GRAPH_VERSION = "58"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -163,6 +163,7 @@ def build_vendor_graph(
     me = _Vendor.of(vendor, vendor_aliases, gazetteer)
     clash = me.clashing(notes)
     raw = _one_word_people_as_products(_prose_mentions(prose, namer), namer, prose, notes)
+    raw = _named_kinds_as_products(raw, namer, gazetteer)
     named = _products_by_note(raw, {row.chunk_id: row.path for row in prose})
     texts = _texts_by_note(prose)
     structural: list[RawEdge] = []
@@ -435,6 +436,46 @@ def _one_word_people_as_products(
             m = replace(m, label="ORG" if m.name.casefold() in acting else "PRODUCT")
         out.append(m)
     return out
+
+
+#: Last words that make a name a product's, whatever the model says ("Extensible
+#: Markup Language", "X Window System", "User Datagram Protocol"): in the corpus no
+#: organisation's name ends so.
+PRODUCT_HEADS = frozenset(
+    """
+    System Language Protocol Format Framework Library Platform Engine Toolkit Runtime
+    Specification Interface Environment Notation Compiler Editor Server Kit
+    """.split()  # noqa: SIM905
+)
+
+
+def _named_kinds_as_products(
+    raw: list[RawMention], namer: Namer, gazetteer: Gazetteer | None = None
+) -> list[RawMention]:
+    """The model's organisations whose name ends with a kind of product ("Extensible
+    Markup Language", "Team Foundation Server"), read as products; a name the corpus
+    declares keeps its type, and so does plain English written once ("Application
+    Programming Interface": a concept the graph leaves out as an organisation guessed
+    once, not a product to keep)."""
+    seen = Counter(name_key(m.name) for m in raw)
+    out = []
+    for m in raw:
+        if (
+            m.source == "ner"
+            and m.label == "ORG"
+            and _named_kind(m.name)
+            and not namer.canonical(m.name, m.label)[2]
+            and (seen[name_key(m.name)] > 1 or not capitalised_phrase(m.name, gazetteer))
+        ):
+            m = replace(m, label="PRODUCT")
+        out.append(m)
+    return out
+
+
+def _named_kind(name: str) -> bool:
+    """A name of several words ending with a kind of product (:data:`PRODUCT_HEADS`)."""
+    words = re.sub(r"\s*\([^)]*\)\s*$", "", name).split()
+    return len(words) > 1 and words[-1] in PRODUCT_HEADS
 
 
 @dataclass(slots=True)

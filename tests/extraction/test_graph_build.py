@@ -244,6 +244,40 @@ def test_a_plural_english_word_or_a_letter_the_model_calls_a_product_once_is_no_
     assert {"Octicons", "Templates", "Rocket"} <= names
 
 
+def test_an_organisation_named_after_a_kind_of_product_is_a_product() -> None:
+    """The model's "Extensible Markup Language" (a rare word) and "Team Foundation
+    Server" (written twice) are products; plain English written once ("Application
+    Programming Interface") stays the organisation guess the graph leaves out."""
+    text = (
+        "Acme reads Extensible Markup Language. Acme ships Team Foundation Server. "
+        "Team Foundation Server ends. Acme has an Application Programming Interface."
+    )
+    tfs = [
+        EntityMention("Team Foundation Server", "ORG", k, k + 22, "Team Foundation Server")
+        for k in (text.index("Team"), text.rindex("Team"))
+    ]
+    result = ExtractionResult(
+        entities=(
+            mention("Acme", text, "ORG", "ruler"),
+            mention("Extensible Markup Language", text, "ORG"),
+            *tfs,
+            mention("Application Programming Interface", text, "ORG"),
+        ),
+    )
+    graph = build_vendor_graph(
+        [
+            VendorChunkExtraction(
+                chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
+            )
+        ],
+        vendor="Acme",
+    )
+    types = {e.name: e.type for e in graph.entities}
+    assert types["Extensible Markup Language"] == "PRODUCT"
+    assert types["Team Foundation Server"] == "PRODUCT"
+    assert "Application Programming Interface" not in types
+
+
 def test_the_model_s_one_word_people_are_products_or_makers_unless_a_person_s_name() -> None:
     text = (
         "Ryan Dahl wrote Deno. Dahl likes Safari. Tidelift sells support for Deno. "
