@@ -281,8 +281,12 @@ def score_folder(
         hits = [i for i, k in enumerate(gold_keys) if k & keys]
         if not hits:
             return None
-        # the gold entity whose own name matches, else the first listed
-        own = [i for i in hits if _key(gold.entities[i].name) in keys]
+        # the gold entity named as the found one is named, else one whose own name
+        # matches any of its names ("Oracle GraalVM", alias "GraalVM", is Oracle
+        # GraalVM, not GraalVM), else the first listed
+        named = _key(found.name)
+        exact = [i for i in hits if _key(gold.entities[i].name) == named]
+        own = exact or [i for i in hits if _key(gold.entities[i].name) in keys]
         same_type = [i for i in (own or hits) if gold.entities[i].type == found.type]
         return (same_type or own or hits)[0]
 

@@ -94,6 +94,17 @@ def test_relations_match_types_and_ends_and_symmetric_ones_in_either_order() -> 
     assert total.relations.tp == 4 and total.relations.required == 6
 
 
+def test_a_found_name_matches_the_gold_entity_of_that_name_before_one_of_its_aliases() -> None:
+    """ "Rocket Sled 2" with the alias "Rocket Sled" is the gold "Rocket Sled 2" (its own
+    name), even though the gold "Rocket Sled" is listed first and matches the alias."""
+    found = E("Rocket Sled 2", "PRODUCT", "Rocket Sled")
+    score = score_folder(
+        GOLD, [found, E("Acme", "ORG")], [FoundRelation(E("Acme", "ORG"), "PRODUCES", found)]
+    )
+    assert score.entities.neutral == 1 and "Rocket Sled (PRODUCT)" in score.missed_entities
+    assert score.relations.fp == 1  # Acme PRODUCES Rocket Sled 2 is not labelled
+
+
 def test_nothing_extracted_scores_no_precision_and_zero_recall() -> None:
     score = score_folder(GOLD, [], [])
     assert score.entities.precision is None and score.entities.recall == 0.0
