@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from extraction.graph.build import build_vendor_graph
-from extraction.graph.model import VendorChunkExtraction
+from extraction.graph.model import VendorChunkExtraction, VendorGraph
 from extraction.models import EntityMention, ExtractionResult, RelationMention
 from extraction.names import guess_vendor_type, normalize_name
 from extraction.rebuild.codec import result_from_json, result_to_json
@@ -21,6 +21,14 @@ def rel(
     src: str, st: str, tgt: str, tt: str, rtype: str, conf: float, sentence: str
 ) -> RelationMention:
     return RelationMention(src, st, tgt, tt, rtype, conf, sentence, (0, 1), (2, 3), "dependency")
+
+
+def one_chunk_graph(result: ExtractionResult, text: str) -> VendorGraph:
+    """Acme's graph of one chunk holding ``text`` and its extraction ``result``."""
+    row = VendorChunkExtraction(
+        chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
+    )
+    return build_vendor_graph([row], vendor="Acme")
 
 
 def rows() -> list[VendorChunkExtraction]:
@@ -135,14 +143,7 @@ def test_a_name_seen_once_is_kept_when_written_as_an_organisation() -> None:
             mention("Quarterly Review", text, "ORG"),
         )
     )
-    graph = build_vendor_graph(
-        [
-            VendorChunkExtraction(
-                chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
-            )
-        ],
-        vendor="Acme",
-    )
+    graph = one_chunk_graph(result, text)
     names = {e.name for e in graph.entities}
     assert "Velquinlum" in names
     assert "Quarterly Review" not in names
@@ -168,14 +169,7 @@ def test_plain_english_with_capitals_is_no_organisation_even_with_an_organisatio
         ),
         relations=(rel("Acme", "ORG", "Class Library", "ORG", "PARTNERS_WITH", 0.9, "s"),),
     )
-    graph = build_vendor_graph(
-        [
-            VendorChunkExtraction(
-                chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
-            )
-        ],
-        vendor="Acme",
-    )
+    graph = one_chunk_graph(result, text)
     names = {e.name for e in graph.entities}
     assert "Operating Systems" not in names
     assert "Important Security" not in names
@@ -202,14 +196,7 @@ def test_an_acronym_the_model_calls_an_organisation_needs_a_typed_fact_or_a_decl
         ),
         relations=(rel("Acme", "ORG", "CNCF", "ORG", "PARTNERS_WITH", 0.9, "s"),),
     )
-    graph = build_vendor_graph(
-        [
-            VendorChunkExtraction(
-                chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
-            )
-        ],
-        vendor="Acme",
-    )
+    graph = one_chunk_graph(result, text)
     names = {e.name for e in graph.entities}
     assert "LTSB" not in names
     assert {"IBM", "CNCF", "Velquinlum"} <= names
@@ -231,14 +218,7 @@ def test_a_plural_english_word_or_a_letter_the_model_calls_a_product_once_is_no_
         ),
         relations=(rel("Acme", "ORG", "Templates", "PRODUCT", "PRODUCES", 0.9, "s"),),
     )
-    graph = build_vendor_graph(
-        [
-            VendorChunkExtraction(
-                chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
-            )
-        ],
-        vendor="Acme",
-    )
+    graph = one_chunk_graph(result, text)
     names = {e.name for e in graph.entities}
     assert "Scripts" not in names and "F" not in names
     assert {"Octicons", "Templates", "Rocket"} <= names
@@ -264,14 +244,7 @@ def test_an_organisation_named_after_a_kind_of_product_is_a_product() -> None:
             mention("Application Programming Interface", text, "ORG"),
         ),
     )
-    graph = build_vendor_graph(
-        [
-            VendorChunkExtraction(
-                chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
-            )
-        ],
-        vendor="Acme",
-    )
+    graph = one_chunk_graph(result, text)
     types = {e.name: e.type for e in graph.entities}
     assert types["Extensible Markup Language"] == "PRODUCT"
     assert types["Team Foundation Server"] == "PRODUCT"
@@ -373,14 +346,7 @@ def test_relationship_ends_that_no_kept_relationship_holds_are_no_entities() -> 
             rel("Acme", "ORG", "Joel Spira", "PERSON", "FOUNDED_BY", 0.9, "s"),
         ),
     )
-    graph = build_vendor_graph(
-        [
-            VendorChunkExtraction(
-                chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
-            )
-        ],
-        vendor="Acme",
-    )
+    graph = one_chunk_graph(result, text)
     names = {e.name for e in graph.entities}
     assert names == {"Acme", "Widget", "Joel Spira"}
     typed = {(graph.entities[r.source].name, r.type) for r in graph.relationships}
