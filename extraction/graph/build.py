@@ -760,10 +760,7 @@ def _plain_word(name: str) -> bool:
     (True, True, False, False)
     """
     return len(name) == 1 or (
-        name.isalpha()
-        and name[1:].islower()
-        and plural_noun(name.lower())
-        and not rare_word(name)
+        name.isalpha() and name[1:].islower() and plural_noun(name.lower()) and not rare_word(name)
     )
 
 
