@@ -736,19 +736,22 @@ def _unsupported(
         and i not in supported
         and i != vendor
         and (e.type != "PRODUCT" or (e.mention_count == 1 and _plain_word(e.name)))
-        and (
-            (
-                e.mention_count == 1
-                and not any(
-                    has_org_word(name) and not capitalised_phrase(name, gazetteer)
-                    for name in (e.name, *e.aliases)
-                )
-                # a person's name in full ("Hank Scorpio") is the model's safest guess
-                and not (e.type == "PERSON" and guess_vendor_type(e.name) == "PERSON")
-            )
-            or (e.type == "ORG" and _bare_acronym(e, gazetteer))
-        )
+        and (_guessed_once(e, gazetteer) or (e.type == "ORG" and _bare_acronym(e, gazetteer)))
     }
+
+
+def _guessed_once(e: GraphEntity, gazetteer: Gazetteer | None) -> bool:
+    """A name the model wrote once with no organisation's word of its own (plain English
+    in capitals has none) and that is not a person's name in full ("Hank Scorpio", the
+    model's safest guess)."""
+    return (
+        e.mention_count == 1
+        and not any(
+            has_org_word(name) and not capitalised_phrase(name, gazetteer)
+            for name in (e.name, *e.aliases)
+        )
+        and not (e.type == "PERSON" and guess_vendor_type(e.name) == "PERSON")
+    )
 
 
 def _plain_word(name: str) -> bool:
@@ -764,6 +767,9 @@ def _plain_word(name: str) -> bool:
     )
 
 
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,6}")
+
+
 def _bare_acronym(entity: GraphEntity, gazetteer: Gazetteer | None) -> bool:
     """An organisation the model guessed whose every name is an acronym the corpus does
     not declare: more often a release phase, a format or a field ("LTSB", "PDF",
@@ -777,9 +783,6 @@ def _bare_acronym(entity: GraphEntity, gazetteer: Gazetteer | None) -> bool:
         _ACRONYM.fullmatch(name) and (gazetteer is None or gazetteer.lookup(name) is None)
         for name in names
     )
-
-
-_ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,6}")
 
 
 #: Last words (before "of") that make a name of plain words an organisation's

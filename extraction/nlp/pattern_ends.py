@@ -142,7 +142,7 @@ class Ends:
         ]
         return names[0] if len(names) == 1 else None
 
-    def _subject_s(self, noun: Token) -> list[Mention]:
+    def _subject_by_release_word(self, noun: Token) -> list[Mention]:
         """The note's subject named in front of a word for its releases that is a
         clause's subject ("Spring Cloud release trains are designed to work with ..."):
         that product; not its policy or its users ("The Oracle Solaris support policy is
@@ -182,7 +182,9 @@ class Ends:
             subjects = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")]
             relative = bool(subjects) and subjects[0].tag_ in ("WDT", "WP")
             if subjects and not (relative and tok.dep_ == "relcl"):
-                return self.names(subjects[0], inside=False) or self._subject_s(subjects[0])
+                return self.names(subjects[0], inside=False) or self._subject_by_release_word(
+                    subjects[0]
+                )
             if tok.dep_ == "appos":
                 # an appositive describes the name it stands beside ("OpenOffice.org, an
                 # open-sourced version of StarOffice"): no name there, no relation; beside

@@ -267,17 +267,12 @@ def _text(meta: dict[str, Any], key: str, problems: list[str]) -> str | None:
     return text or None
 
 
-#: A maker that is no one in particular ("The technology community", "The
-#: photography and graphic design community"; not "The Squeak Community").
-_NO_ONE = re.compile(r"The (?:[a-z]+(?:[ ,&-]+|$))+community")
-
-
 def _subject_is_product(meta: dict[str, Any], subject: str) -> bool:
     """endoflife.date pages are products; a topic page is a product when someone
     made it and it reads as a name: "Climate change", "Test-driven development"
     (lower-case words after the first) or a page curated under github.com/topics
-    are subjects, not products, and so is a page made by no one in particular ("Tool"
-    by "The technology community").
+    are subjects, not products, and so is a page made by no one named ("Tool" by "The
+    technology community": :func:`split_makers` finds no maker in it).
 
     >>> _subject_is_product({"created_by": "The technology community"}, "Tool")
     False
@@ -289,10 +284,9 @@ def _subject_is_product(meta: dict[str, Any], subject: str) -> bool:
     github = str(meta.get("github_url") or "")
     if "github.com/topics/" in github or is_vocabulary(subject):
         return False
-    if not meta.get("created_by") and not github:
+    # made by someone named: "Tool", made by "The technology community", is a concept
+    if not split_makers(str(meta.get("created_by") or "")) and not github:
         return False
-    if _NO_ONE.fullmatch(str(meta.get("created_by") or "").strip()):
-        return False  # "Tool", made by "The technology community": a concept
     words = re.sub(r"\([^)]*\)", "", subject).split()
     # sentence case after a plain first word is a phrase of the language
     # ("Climate change"); after a name it is still a name ("GitHub CLI extension"),
