@@ -451,6 +451,21 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
             ],
         ],
     ),
+    "uses": (
+        "RELATED_TO",
+        [
+            [  # "It uses the Structured Query Language (SQL)", "computers that use iOS"
+                _trigger(
+                    {
+                        "LOWER": {"IN": ["uses", "use", "used"]},
+                        "POS": "VERB",
+                        "TAG": {"IN": ["VBZ", "VBP", "VBD"]},
+                    }
+                ),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
+            ]
+        ],
+    ),
     "made_for": (
         "RELATED_TO",
         [

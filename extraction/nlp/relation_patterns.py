@@ -62,6 +62,9 @@ The rules and what they find:
 ``part_of``               RELATED_TO: "X is (included as) part of Y" (Y a product: part of
                           an organisation is ``project_of``), "a suite consisting of A, B
                           and C", "X comprises A and B"
+``uses``                  RELATED_TO: "X uses Y", "computers that use Y" (a finite verb:
+                          not "build apps using Y"), where no other rule finds the pair of
+                          any type ("uses Y as its engine" is ``uses_as``)
 ``works_with``            RELATED_TO: "integrates with Y", "compatible with Y", "designed
                           to work with Y", "packaged / shipped with Y", "X complements
                           Y", "modeled after / inspired by Y", "an operating system for Y"
@@ -170,7 +173,7 @@ def find_pattern_relations(
 FALLBACK_RULES = frozenset(["kind_of"])
 #: Rules that find a pair only where no other rule finds it of any type ("a
 #: controller for Kubernetes" is for_noun's BASED_ON, not also made_for's RELATED_TO).
-PAIR_FALLBACK_RULES = frozenset(["made_for"])
+PAIR_FALLBACK_RULES = frozenset(["made_for", "uses"])
 
 
 def _matches(doc: Doc) -> Iterator[tuple[int, list[int]]]:
@@ -303,10 +306,13 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         sources = ends.about(trigger.head.head.head, product)
     if rule in ("made_by", "project_of"):
         sources, targets = targets, sources  # the slot holds the maker
-    if rule in ("part_of", "made_for"):
+    if rule in ("part_of", "made_for", "uses"):
         # part of a product; part of an organisation is who makes it (project_of); made
-        # for a product, not for a place or a company
+        # for a product, not for a place or a company; a product used
         targets = [m for m in targets if m.label == "PRODUCT"]
+    if rule == "uses":
+        # a product using another, not a company or its users ("Netflix uses ...")
+        sources = [m for m in sources if m.label == "PRODUCT"]
     if rule == "project_of":
         # "part of the Cloud Native Computing Foundation", not "part of the OpenJS
         # Foundation's Ecosystem Sustainability Program": an organisation the notes

@@ -157,6 +157,7 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     ("RELATED_TO", "pattern:part_of", "*", "*"): 0.45,  # 7/7 (3 of them gold)
     ("RELATED_TO", "pattern:made_for", "*", "*"): 0.45,  # 25/25 on the corpus (2 of them gold)
     ("RELATED_TO", "pattern:works_with", "*", "*"): 0.45,  # 11/11 (2 of them gold)
+    ("RELATED_TO", "pattern:uses", "*", "*"): 0.45,  # judged below (tenth session)
 }
 
 
@@ -453,9 +454,18 @@ def _org_org(
             if family == "acq":
                 out.append(("ACQUIRED", parent, child, "acq"))
         elif low in ACQ_NOUNS:
-            if a == "by" or (a == "of" and r1.dep_ == "poss"):
+            # both ends hang on the noun: the buyer "by" it or before it ("Broadcom's
+            # acquisition of VMware"), the bought one after "of" or before it when the
+            # buyer is "by" ("its acquisition by Oracle", "the Sun acquisition by Oracle");
+            # "After Broadcom's acquisition of VMware, Broadcom divested ... to KKR" says
+            # nothing of KKR
+            if a == "by" and b == "of":
                 out.append(("ACQUIRED", m1, m2, "acq"))
-            elif b == "by" or (b == "of" and r2.dep_ == "poss"):
+            elif b == "by" and a == "of":
+                out.append(("ACQUIRED", m2, m1, "acq"))
+            elif a == b == "of" and r1.dep_ == "poss" and r2.dep_ != "poss":
+                out.append(("ACQUIRED", m1, m2, "acq"))
+            elif a == b == "of" and r2.dep_ == "poss" and r1.dep_ != "poss":
                 out.append(("ACQUIRED", m2, m1, "acq"))
         elif low in PARTNER_WORDS:
             out.append(("PARTNERS_WITH", m1, m2, "partner"))

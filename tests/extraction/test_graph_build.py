@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from extraction.graph.build import build_vendor_graph
 from extraction.graph.model import VendorChunkExtraction, VendorGraph
 from extraction.models import EntityMention, ExtractionResult, RelationMention
@@ -43,7 +45,7 @@ def rows() -> list[VendorChunkExtraction]:
         ),
         relations=(
             rel("Lutron Electronics", "ORG", "Coopersburg", "LOCATION", "LOCATED_IN", 0.4, "s1"),
-            rel("Lutron", "ORG", "Joel Spira", "PERSON", "FOUNDED_BY", 0.45, "s2"),
+            rel("Lutron", "ORG", "Joel Spira", "PERSON", "FOUNDED_BY", 0.55, "s2"),
         ),
     )
     r2 = ExtractionResult(
@@ -98,6 +100,23 @@ def test_relationships_aggregate_by_strongest_evidence_and_drop_self_loops() -> 
     assert located.metadata["mentions"] == 2
     assert ("Lutron Electronics", "FOUNDED_BY", "Joel Spira") in edges
     assert not any(k[1] == "MENTIONED_WITH" for k in edges)  # both ends are one entity
+
+
+def test_relations_of_the_knowledgenet_reader_enter_only_where_it_is_calibrated() -> None:
+    # under 0.5 the reader keeps no 0.7 precision: on the vendor notes it read a
+    # product's maker and workplace as a founding ("designed by Dennis Ritchie at Bell Labs")
+    base = rows()
+    weak = replace(
+        base[0].result,
+        relations=(
+            rel("Lutron", "ORG", "Joel Spira", "PERSON", "FOUNDED_BY", 0.45, "s2"),
+            rel("Joel Spira", "PERSON", "Lutron", "ORG", "WORKS_FOR", 0.45, "s2"),
+        ),
+    )
+    graph = build_vendor_graph([replace(base[0], result=weak), base[1]])
+    types = {r.type for r in graph.relationships}
+    assert "FOUNDED_BY" not in types and "WORKS_FOR" not in types
+    assert "LOCATED_IN" in types  # 0.7: in
 
 
 def test_overlap_mentions_are_not_counted_twice() -> None:

@@ -26,8 +26,10 @@ PRODUCTS = [
     *["Xcode", "macOS", "tvOS", "Apple TV", "abap2UI5", "JavaScript"],
     *["Spring Cloud", "Spring Boot", "Swing", "Java SDK", "Flux"],
     *["VMware Cloud Foundation", "vSphere", "NSX", "vSAN"],
+    *["Salt", "SUSE Manager", "OpenID Connect", "JSON", "Atom"],
 ]
 MAKERS = [
+    "Netflix",
     *["Mojang", "Citrix", "HeroDevs", "TuxCare", "Tidelift", "GitHub", "Intel", "Microsoft"],
     "Linux Foundation",
     "Cloud Native Computing Foundation",
@@ -236,6 +238,24 @@ def test_related_products_from_a_purpose_a_release_word_a_package_and_a_suite(
     found = _typed(extractor, suite, "VMware Cloud Foundation")
     for part in ("vSphere", "NSX", "vSAN"):
         assert ("VMware Cloud Foundation", "RELATED_TO", part) in found, found
+
+
+def test_a_product_that_uses_another_is_related_to_it(extractor: Extractor) -> None:
+    """ "X uses Y" (a finite verb) relates two products; "uses Y as its engine" stays
+    BASED_ON alone; a company using a product and "apps using Y" are no such fact."""
+    salt = "It uses the Salt configuration management system to manage clients."
+    assert ("SUSE Manager", "RELATED_TO", "Salt", "pattern:uses") in _found(
+        extractor, salt, "SUSE Manager"
+    )
+    oidc = "It uses JSON for communication with the identity provider."
+    assert ("OpenID Connect", "RELATED_TO", "JSON") in _typed(extractor, oidc, "OpenID Connect")
+    engine = "Atom uses Electron as its engine."
+    found = _typed(extractor, engine)
+    assert ("Atom", "BASED_ON", "Electron") in found
+    assert ("Atom", "RELATED_TO", "Electron") not in found
+    assert not _typed(extractor, "Netflix uses Kubernetes for its services.")
+    apps = "Atom lets developers build desktop apps using JavaScript."
+    assert not any(r == "pattern:uses" for *_, r in _found(extractor, apps, "Atom"))
 
 
 def test_a_policy_or_the_users_of_the_subject_do_not_stand_for_it(extractor: Extractor) -> None:

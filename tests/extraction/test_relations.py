@@ -316,3 +316,36 @@ def test_a_declared_name_and_the_capitalised_words_it_modifies_are_one_product(
         ).items()
         if label == "PRODUCT"
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "buyer", "bought"),
+    [
+        (
+            "After the Sun acquisition by Oracle in 2010, it was renamed Oracle Solaris.",
+            "Oracle",
+            "Sun",
+        ),
+        ("After Broadcom's acquisition of VMware, the prices rose.", "Broadcom", "VMware"),
+        (  # the possessive pronoun is the one bought when the buyer comes "by"
+            "Sun Microsystems made Java. Its acquisition by Oracle closed in 2010.",
+            "Oracle",
+            "Sun Microsystems",
+        ),
+    ],
+)
+def test_acquisition_noun_direction(
+    extractor: Extractor, text: str, buyer: str, bought: str
+) -> None:
+    acquired = {(s, t) for k, s, t in _typed(text, extractor) if k == "ACQUIRED"}
+    assert (buyer, bought) in acquired
+    assert (bought, buyer) not in acquired
+
+
+def test_acquisition_noun_says_nothing_of_a_later_sale(extractor: Extractor) -> None:
+    text = (
+        "After Broadcom's acquisition of VMware, Broadcom divested the End-User Computing "
+        "Division to KKR and branded it as Omnissa."
+    )
+    acquired = {(s, t) for k, s, t in _typed(text, extractor) if k == "ACQUIRED"}
+    assert ("Broadcom", "KKR") not in acquired and ("Broadcom", "Omnissa") not in acquired

@@ -692,6 +692,30 @@ def test_a_framework_named_after_a_language_is_not_built_on_it() -> None:
     assert ("Laravel", "BASED_ON", "PHP") in _edges(graph)
 
 
+def test_a_system_a_product_uses_is_its_base_and_a_language_it_uses_is_related() -> None:
+    sql = b"---\ndisplay_name: SQL\ncreated_by: IBM\n---\nSQL is a query language.\n"
+    salt = b"---\ndisplay_name: Salt\ncreated_by: Thomas Hatch\n---\nSalt is a tool.\n"
+    docs = [doc("IBM", "topic-sql.md", sql), doc("Thomas_Hatch", "topic-salt.md", salt)]
+    facts = [note_facts(d) for d in docs]
+    g = Gazetteer.build(
+        [(d.vendor, f) for d, f in zip(docs, facts, strict=True)], {d.vendor for d in docs}
+    )
+    assert g.kind_of("SQL") == "language" and g.kind_of("Salt") == "tool"
+    text = "Manager uses Salt. Manager uses SQL. Manager uses Gizmo."
+    names = [("Manager", "PRODUCT", "ruler"), ("Salt", "PRODUCT", "ruler")]
+    names += [("SQL", "PRODUCT", "ruler"), ("Gizmo", "PRODUCT", "ner")]
+    uses = [
+        _rel("Manager", "PRODUCT", "RELATED_TO", t, "PRODUCT", 0.45, "pattern:uses")
+        for t in ("Salt", "SQL", "Gizmo")
+    ]
+    edges = _edges(build_vendor_graph([_row(text, names, uses)], gazetteer=g))
+    assert ("Manager", "BASED_ON", "Salt") in edges
+    assert not {("Manager", "RELATED_TO", "Salt"), ("Salt", "RELATED_TO", "Manager")} & edges
+    related = {frozenset((s, t)) for s, k, t in edges if k == "RELATED_TO"}
+    # a language, and a name no note declares, stay related
+    assert {frozenset(("Manager", "SQL")), frozenset(("Manager", "Gizmo"))} <= related
+
+
 def test_the_vendor_s_name_with_or_without_studios_is_the_vendor_when_the_corpus_has_both() -> None:
     def topic(maker: str, name: str) -> bytes:
         return f"---\ndisplay_name: {name}\ncreated_by: {maker}\n---\n{name}.\n".encode()
