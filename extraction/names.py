@@ -130,6 +130,32 @@ def reads_as_abbreviation(short: str, full: str) -> bool:
     )
 
 
+def spelled_out_by(name: str, full: str) -> bool:
+    """The last word of ``name`` is the initials of ``full``'s words: ``full`` spells
+    out the abbreviation a product is named with ("JetBrains MPS" and "Meta Programming
+    System", "HTML DOM" and "Document Object Model").
+
+    >>> spelled_out_by("JetBrains MPS", "Meta Programming System")
+    True
+    >>> spelled_out_by("Generative AI", "Generative Artificial Intelligence")
+    False
+    """
+    words = full.split()
+    last = name.split()[-1] if name.split() else ""
+    return (
+        len(words) >= 2
+        and last.isupper()
+        and last.isalpha()
+        and all(w[:1].isupper() for w in words)
+        and last == "".join(w[0] for w in words)
+    )
+
+
+#: What a text writes between an abbreviation and the words it stands for ("XML stands
+#: for Extensible Markup Language").
+SPELLED_OUT_CUES = frozenset(["stands for", "is short for", "short for", "is an acronym for"])
+
+
 def camel_word(word: str) -> bool:
     """One word of four letters or more with a capital after its first letter and a
     small letter ("vCenter", "JBoss", "VMware"): a name, not an acronym ("EAP") nor a

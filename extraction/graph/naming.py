@@ -21,10 +21,12 @@ from extraction.graph.gazetteer import Gazetteer
 from extraction.lexicon import is_version_like, is_vocabulary
 from extraction.names import (
     MAX_NAME_CHARS,
+    SPELLED_OUT_CUES,
     camel_word,
     has_org_word,
     normalize_name,
     reads_as_abbreviation,
+    spelled_out_by,
 )
 
 #: How much a mention's type counts in the vote for an entity's type.
@@ -308,10 +310,18 @@ def settle_names(
         if a.chunk_id != b.chunk_id or a.start == a.end or b.start == b.end:
             continue
         between, after = a.content[a.end : b.start], a.content[b.end : b.end + 1]
+        bracketed = between.strip() == "(" and after == ")"
         if (
-            between.strip() == "("
-            and after == ")"
-            and (reads_as_abbreviation(b.name, a.name) or reads_as_abbreviation(a.name, b.name))
+            bracketed
+            and (
+                reads_as_abbreviation(b.name, a.name)
+                or reads_as_abbreviation(a.name, b.name)
+                or spelled_out_by(a.name, b.name)  # "JetBrains MPS (Meta Programming System)"
+            )
+        ) or (
+            # "XML stands for Extensible Markup Language"
+            " ".join(between.split()).casefold() in SPELLED_OUT_CUES
+            and reads_as_abbreviation(a.name, b.name)
         ):
             union(name_key(a.name), name_key(b.name))
     products = {k for k, c in votes.items() if known.get(k, c.most_common(1)[0][0]) == "PRODUCT"}

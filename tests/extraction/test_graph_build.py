@@ -270,6 +270,31 @@ def test_an_organisation_named_after_a_kind_of_product_is_a_product() -> None:
     assert "Application Programming Interface" not in types
 
 
+def test_an_abbreviation_and_the_words_it_stands_for_are_one_entity() -> None:
+    """ "XML stands for Extensible Markup Language"; "JetBrains MPS (Meta Programming
+    System)": the words spell out the name's last word. "Acme DB (Meta Programming
+    System)" spells out nothing and stays apart."""
+    text = (
+        "XML stands for Extensible Markup Language. JetBrains MPS (Meta Programming System) "
+        "is a workbench. Acme DB (Meta Programming Tool) is another."
+    )
+    result = ExtractionResult(
+        entities=(
+            mention("XML", text, "PRODUCT", "ruler"),
+            mention("Extensible Markup Language", text, "ORG"),
+            mention("JetBrains MPS", text, "PRODUCT", "ruler"),
+            mention("Meta Programming System", text, "PRODUCT"),
+            mention("Acme DB", text, "PRODUCT", "ruler"),
+            mention("Meta Programming Tool", text, "PRODUCT"),
+        ),
+    )
+    graph = one_chunk_graph(result, text)
+    names = [{e.name, *e.aliases} for e in graph.entities]
+    assert {"XML", "Extensible Markup Language"} in names
+    assert {"JetBrains MPS", "Meta Programming System"} in names
+    assert {"Acme DB"} in names and {"Meta Programming Tool"} in names
+
+
 def test_the_model_s_one_word_people_are_products_or_makers_unless_a_person_s_name() -> None:
     text = (
         "Ryan Dahl wrote Deno. Dahl likes Safari. Tidelift sells support for Deno. "
