@@ -72,7 +72,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "63"
+GRAPH_VERSION = "65"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -671,6 +671,10 @@ NAMED_KIND = "pattern:kind_of"
 NOT_BASES = frozenset(["language", "protocol", "standard", "format", "specification"])
 #: The prose rule of "X uses Y" (extraction.nlp.pattern_rules).
 USES = "pattern:uses"
+#: The prose rule of "V's X" (extraction.nlp.pattern_rules), and the confidence it
+#: has when V is the graph's own vendor: the PRODUCES floor.
+POSS = "pattern:poss"
+VENDOR_POSS_CONFIDENCE = 0.45
 #: The prose rule of "part of / a project of" an organisation.
 PART_OF_ORG = "pattern:project_of"
 
@@ -865,6 +869,10 @@ def _add_edge(
     t = entity_for(edge.target, edge.target_label, create)
     if s is None or t is None or s == t:
         return
+    if edge.method == POSS and s == entity_for.vendor:
+        # "V's X" in V's own notes: the vendor's possession is its product ("Apple's iOS
+        # and iPadOS"), where another organisation's may be its customer's or partner's
+        edge = replace(edge, confidence=max(edge.confidence, VENDOR_POSS_CONFIDENCE))
     if edge.type in ("RELATED_TO", "PARTNERS_WITH", "COMPETES_WITH", "MENTIONED_WITH") and s > t:
         s, t = t, s  # symmetric: one edge per pair
     edges.setdefault((s, t, edge.type), []).append(edge)

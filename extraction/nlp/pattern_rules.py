@@ -540,7 +540,7 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
             [  # the possessive marker anchors it: a rare word, where a proper noun is not
                 _trigger({"LOWER": {"IN": ["'s", "’s"]}, "DEP": "case"}),
                 _node("trigger", "<", "tgt", {"DEP": "poss", "POS": "PROPN"}),
-                _node("tgt", "<", "owned", {"POS": "PROPN"}),
+                _node("tgt", "<", "owned", {"POS": {"IN": ["PROPN", "NOUN"]}}),
             ]
         ],
     ),

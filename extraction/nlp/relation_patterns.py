@@ -88,6 +88,7 @@ from extraction.nlp.coref import Mention
 from extraction.nlp.pattern_ends import (
     MODIFIERS,
     Ends,
+    conjuncts,
     guessed_other,
     lists_things,
     modifier_words,
@@ -265,9 +266,14 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
                 yield PatternFound(rtype, rule, s, base, trigger.sent)
         return
     if rule == "poss":
-        owner, owned = ends.at(at["tgt"]), ends.at(at["owned"])
-        if owner is not None and owned is not None and not owner.pronoun:
-            yield PatternFound(rtype, rule, owner, owned, trigger.sent)
+        # "Apple's Safari", "Apple's Xcode and tvOS", "Apple's streaming device, the
+        # Apple TV"
+        owner = ends.at(at["tgt"])
+        if owner is None or owner.pronoun:
+            return
+        for owned in _owned_names(ends, at["owned"]):
+            if owned.span.start != owner.span.start:
+                yield PatternFound(rtype, rule, owner, owned, trigger.sent)
         return
     if any(c.dep_ == "neg" for c in trigger.children):
         return  # "It does not rely on browsers, DOM, or any JavaScript framework"
@@ -325,6 +331,22 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
                 m.span.start <= trigger.i < m.span.end for m in (s, t)
             ):
                 yield PatternFound(rtype, rule, s, t, trigger.sent)
+
+
+def _owned_names(ends: Ends, owned: Token) -> list[Mention]:
+    """What a possessive owns: the name it is, with every name coordinated to it
+    ("Apple's Safari", "Apple's Xcode and tvOS"), or the name in apposition to the plain
+    noun it is ("Apple's streaming device, the Apple TV"). A name modifying that noun
+    is not owned: "Google's JavaScript engine" is Google's engine, not its JavaScript."""
+    out: list[Mention] = []
+    for head in (owned, *conjuncts(owned)):
+        if (m := ends.at(head)) is not None:
+            out.append(m)
+            continue
+        for child in head.children:
+            if child.dep_ == "appos":
+                out.extend(m for c in (child, *conjuncts(child)) if (m := ends.at(c)) is not None)
+    return list({(m.span.start, m.span.end): m for m in out}.values())
 
 
 def _of_plain_noun(trigger: Token) -> bool:

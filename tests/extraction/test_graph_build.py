@@ -119,6 +119,28 @@ def test_relations_of_the_knowledgenet_reader_enter_only_where_it_is_calibrated(
     assert "LOCATED_IN" in types  # 0.7: in
 
 
+def test_a_vendor_s_possession_in_its_own_notes_is_its_product() -> None:
+    # "Acme's Zorblax" in Acme's graph enters at the PRODUCES floor; another
+    # organisation's possession stays under it (it may be its customer's or partner's)
+    text = "Acme's Zorblax and Initech's Quuxly are popular."
+
+    def poss(owner: str, owned: str) -> RelationMention:
+        return RelationMention(
+            owner, "ORG", owned, "PRODUCT", "PRODUCES", 0.35, text, (0, 1), (2, 3), "pattern:poss"
+        )
+
+    names = ("Acme", "ORG"), ("Zorblax", "PRODUCT"), ("Initech", "ORG"), ("Quuxly", "PRODUCT")
+    result = ExtractionResult(
+        entities=tuple(mention(name, text, label) for name, label in names),
+        relations=(poss("Acme", "Zorblax"), poss("Initech", "Quuxly")),
+    )
+    graph = one_chunk_graph(result, text)
+    named = [e.name for e in graph.entities]
+    typed = {(named[r.source], r.type, named[r.target]): r for r in graph.relationships}
+    assert typed[("Acme", "PRODUCES", "Zorblax")].confidence == 0.45
+    assert ("Initech", "PRODUCES", "Quuxly") not in typed
+
+
 def test_overlap_mentions_are_not_counted_twice() -> None:
     base = rows()
     repeated = VendorChunkExtraction(

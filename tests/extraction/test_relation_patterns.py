@@ -258,6 +258,27 @@ def test_a_product_that_uses_another_is_related_to_it(extractor: Extractor) -> N
     assert not any(r == "pattern:uses" for *_, r in _found(extractor, apps, "Atom"))
 
 
+def test_a_possessive_owns_its_name_the_names_beside_it_and_those_of_its_plain_noun(
+    extractor: Extractor,
+) -> None:
+    """ "V's X" is V's product: the name owned, each name coordinated with it, the name
+    in apposition to a plain noun owned; a name only modifying that noun is what the
+    thing is for ("Google's JavaScript engine"), and a possessive owning no name is
+    nothing."""
+    pairs = {
+        "Apple's Xcode and tvOS are popular with developers.": {"Xcode", "tvOS"},
+        "Developers use Apple's JavaScript engine to build apps.": set(),
+        "It runs on Apple's streaming device, the Apple TV.": {"Apple TV"},
+        "Intel's Clear Linux is optimized for its chips.": {"Clear Linux"},
+    }
+    for text, owned in pairs.items():
+        found = _found(extractor, text)
+        assert {t for s, r, t, m in found if m == "pattern:poss"} == owned, text
+        assert all(s in ("Apple", "Intel") for s, r, t, m in found if m == "pattern:poss")
+    assert not _found(extractor, "Red Hat's customers include Netflix.")
+    assert not _found(extractor, "Its release follows Microsoft's.")
+
+
 def test_a_policy_or_the_users_of_the_subject_do_not_stand_for_it(extractor: Extractor) -> None:
     """Only a word for the subject's releases stands for it: its support policy is
     based on a policy, not the product; its apps run on Linux, not the store."""
