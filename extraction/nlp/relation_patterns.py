@@ -88,7 +88,6 @@ from extraction.nlp.coref import Mention
 from extraction.nlp.pattern_ends import (
     MODIFIERS,
     Ends,
-    conjuncts,
     guessed_other,
     lists_things,
     modifier_words,
@@ -338,15 +337,9 @@ def _owned_names(ends: Ends, owned: Token) -> list[Mention]:
     ("Apple's Safari", "Apple's Xcode and tvOS"), or the name in apposition to the plain
     noun it is ("Apple's streaming device, the Apple TV"). A name modifying that noun
     is not owned: "Google's JavaScript engine" is Google's engine, not its JavaScript."""
-    out: list[Mention] = []
-    for head in (owned, *conjuncts(owned)):
-        if (m := ends.at(head)) is not None:
-            out.append(m)
-            continue
-        for child in head.children:
-            if child.dep_ == "appos":
-                out.extend(m for c in (child, *conjuncts(child)) if (m := ends.at(c)) is not None)
-    return list({(m.span.start, m.span.end): m for m in out}.values())
+    return ends.names(owned, inside=False) or [
+        m for c in owned.children if c.dep_ == "appos" for m in ends.names(c, inside=False)
+    ]
 
 
 def _of_plain_noun(trigger: Token) -> bool:
