@@ -21,7 +21,7 @@ each labelled folder (``evals/data/vendor_graph/gold/*.json``, format and rule i
   outcomes. Recall is over required gold relations.
 
 The labelled folders come in splits (``evals/data/vendor_graph/splits.json``):
-``first``, ``tune`` and ``tune2`` are the folders rules may be tuned on, ``holdout``
+``first``, ``tune``, ``tune2`` and ``tune3`` are the folders rules may be tuned on, ``holdout``
 is only ever reported. Every split is reported apart (overall and per type), beside the
 total of the splits scored; ``--split`` scores only the splits named, so that a
 tuning run never reads the holdout folders' results.
@@ -639,7 +639,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the configured server) up to date with the vendor corpus, incrementally, then score "
         "each labelled folder's graph: entity precision, recall and type accuracy, and "
         "typed-relationship precision and recall, overall and per type, for each split of "
-        "the labelled folders apart (first, tune and tune2: tuned on; holdout: only reported). "
+        "the labelled folders apart (first, tune, tune2 and tune3: tuned on; holdout: only reported). "
         "The "
         "labelled format, the splits and how the folders were chosen: "
         "evals/data/vendor_graph/README.md.",
@@ -662,8 +662,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=None,
         metavar="NAME",
-        help="score only this split of splits.json (first, tune, tune2, holdout; repeat for "
-        "several; default: every split). Tune with --split first --split tune --split tune2: "
+        help="score only this split of splits.json (first, tune, tune2, tune3, holdout; repeat "
+        "for several; default: every split). Tune with --split first --split tune --split tune2 "
+        "--split tune3: "
         "the holdout folders' results are then never read",
     )
     parser.add_argument(

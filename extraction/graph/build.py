@@ -67,12 +67,13 @@ from extraction.graph.note_edges import (
 from extraction.graph.resolve import Resolution, resolve_entities
 from extraction.models import EntityMention, RelationMention
 from extraction.names import guess_vendor_type, has_org_word
+from extraction.nlp.relation_words import NAMED_KIND_OWNED
 from extraction.notes.words import plural_noun
 
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "65"
+GRAPH_VERSION = "66"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -643,7 +644,11 @@ def _gather_edges(
 def _prose_detail(r: RelationMention) -> tuple[tuple[str, str], ...]:
     if r.type == "MENTIONED_WITH":
         return ()
-    return (("provenance", "prose"), *((("offering", r.detail),) if r.detail else ()))
+    if not r.detail:
+        return (("provenance", "prose"),)
+    # a support rule's detail is the offering's name; a possessive's says how it owns
+    key = "owned" if r.method == POSS else "offering"
+    return (("provenance", "prose"), (key, r.detail))
 
 
 def _parts_of_products(
@@ -856,6 +861,12 @@ def _add_edge(
         # declares is no platform ("a Free Software operating system", "an HTML5 game
         # framework")
         return
+    if (
+        edge.method == POSS
+        and ("owned", NAMED_KIND_OWNED) in edge.detail
+        and entity_for.namer.kind(edge.target) in NOT_BASES
+    ):
+        return  # "Google's JavaScript engine" is its engine for JavaScript
     if edge.method == USES and entity_for.namer.kind(edge.target) not in (*NOT_BASES, ""):
         # "X uses Y": a system, engine or library X uses is what X is built on ("uses the
         # Salt configuration management system", "uses Fedora as the upstream"); a

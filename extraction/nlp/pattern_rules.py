@@ -116,7 +116,7 @@ GENERIC = frozenset(
     framework frameworks library libraries version versions release releases branches branch
     partners partner initiative program programme providers provider team community systems
     system servers server services service specification standard standards stack ecosystem
-    architecture kernel jvm software protocol protocols
+    architecture kernel jvm software protocol protocols product products
     """.split()  # noqa: SIM905
 )
 EMBED = frozenset(["embeds", "embed", "embedding", "embedded", "bundles", "bundling"])
@@ -541,7 +541,11 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _trigger({"LOWER": {"IN": ["'s", "’s"]}, "DEP": "case"}),
                 _node("trigger", "<", "tgt", {"DEP": "poss", "POS": "PROPN"}),
                 _node("tgt", "<", "owned", {"POS": {"IN": ["PROPN", "NOUN"]}}),
-            ]
+            ],
+            [  # "its Safari web browser": the possessor is the organisation before it
+                _trigger({"LOWER": "its", "DEP": "poss"}),
+                _node("trigger", "<", "owned", {"POS": {"IN": ["PROPN", "NOUN"]}}),
+            ],
         ],
     ),
     "acquired": (

@@ -93,6 +93,7 @@ from extraction.nlp.pattern_ends import (
     modifier_words,
 )
 from extraction.nlp.pattern_rules import (
+    KIND_NOUNS,
     MAX_SENTENCE_TOKENS,
     OFFER_VERBS,
     ORG_NOUNS,
@@ -102,6 +103,7 @@ from extraction.nlp.pattern_rules import (
     TRIGGERS,
     matcher_for,
 )
+from extraction.nlp.relation_words import NAMED_KIND_OWNED
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,13 +268,18 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         return
     if rule == "poss":
         # "Apple's Safari", "Apple's Xcode and tvOS", "Apple's streaming device, the
-        # Apple TV"
-        owner = ends.at(at["tgt"])
+        # Apple TV", "Apple's Mac computers"; "its Safari web browser" after the one
+        # organisation its sentence names before it
+        owner = ends.at(at["tgt"]) if "tgt" in at else _its_owner(ends, trigger)
         if owner is None or owner.pronoun:
             return
-        for owned in _owned_names(ends, at["owned"]):
-            if owned.span.start != owner.span.start:
-                yield PatternFound(rtype, rule, owner, owned, trigger.sent)
+        owned = _owned_names(ends, at["owned"])
+        detail = ""
+        if not owned:
+            owned, detail = _named_kind_owned(ends, at["owned"]), NAMED_KIND_OWNED
+        for m in owned:
+            if m.span.start != owner.span.start:
+                yield PatternFound(rtype, rule, owner, m, trigger.sent, detail)
         return
     if any(c.dep_ == "neg" for c in trigger.children):
         return  # "It does not rely on browsers, DOM, or any JavaScript framework"
@@ -340,6 +347,51 @@ def _owned_names(ends: Ends, owned: Token) -> list[Mention]:
     return ends.names(owned, inside=False) or [
         m for c in owned.children if c.dep_ == "appos" for m in ends.names(c, inside=False)
     ]
+
+
+#: Nouns of devices a name stands in front of ("Apple's Mac computers").
+DEVICE_NOUNS = frozenset(
+    """
+    computer computers device devices phone phones smartphone smartphones tablet tablets
+    watch watches console consoles laptop laptops
+    """.split()  # noqa: SIM905
+)
+
+
+def _named_kind_owned(ends: Ends, owned: Token) -> list[Mention]:
+    """The product a possessive owns through a word for its kind: the first product
+    name modifying that word ("Apple's Mac computers", "its Safari web browser"); a
+    name only the model typed, or a proper-noun run it missed, is a product there (the
+    word says what it is)."""
+    if owned.lower_ not in KIND_NOUNS | DEVICE_NOUNS or ends.at(owned) is not None:
+        return []
+    names = [
+        m
+        for child in owned.children
+        if child.dep_ in ("compound", "nmod")
+        for t in modifier_words(child)
+        if (m := ends.at(t, guessed=True)) is not None
+        and not m.pronoun
+        and (m.label == "PRODUCT" or guessed_other(m))
+    ]
+    if not names:
+        return []
+    first = min(names, key=lambda m: m.span.start)
+    if first.label != "PRODUCT":
+        first = Mention(first.span, "PRODUCT", first.canonical, first.pronoun, True, True)
+    return [first]
+
+
+def _its_owner(ends: Ends, its: Token) -> Mention | None:
+    """Who "its" is in its sentence: the one organisation named before it ("a browser
+    engine developed by Apple and primarily used in its Safari web browser"); none
+    where the sentence names several before it, or none."""
+    orgs = {
+        m.canonical.casefold(): m
+        for m in ends.named
+        if m.label == "ORG" and its.sent.start <= m.span.start and m.span.end <= its.i
+    }
+    return next(iter(orgs.values())) if len(orgs) == 1 else None
 
 
 def _of_plain_noun(trigger: Token) -> bool:

@@ -14,6 +14,7 @@ from extraction.graph.model import VendorChunkExtraction
 from extraction.graph.note_edges import VendorNote
 from extraction.lexicon import is_version_like, is_vocabulary
 from extraction.models import EntityMention, ExtractionResult, RelationMention
+from extraction.nlp.relation_words import NAMED_KIND_OWNED
 from extraction.notes.corpus import parse_document
 from extraction.notes.structure import Maker, NoteFacts, note_facts, split_makers
 from extraction.notes.words import MAX_WORDS, name_words
@@ -690,6 +691,38 @@ def test_a_framework_named_after_a_language_is_not_built_on_it() -> None:
     assert {e for e in _edges(graph) if e[1] == "BASED_ON"} == {("Koa", "BASED_ON", "Node.js")}
     graph = build_vendor_graph([_row(text, names, [*kinds, based])], gazetteer=g)
     assert ("Laravel", "BASED_ON", "PHP") in _edges(graph)
+
+
+def test_a_possessive_through_a_kind_of_thing_owns_no_language() -> None:
+    """ "Apple's Mac computers" is Apple's product; "Apple's JavaScript engine" is its
+    engine for JavaScript, a language its note declares: no PRODUCES there."""
+    js = (
+        b"---\ndisplay_name: JavaScript\ncreated_by: Brendan Eich\n---\nJavaScript is a language.\n"
+    )
+    docs = [doc("Brendan_Eich", "topic-javascript.md", js)]
+    facts = [note_facts(d) for d in docs]
+    g = Gazetteer.build(
+        [(d.vendor, f) for d, f in zip(docs, facts, strict=True)], {d.vendor for d in docs}
+    )
+    assert g.kind_of("JavaScript") == "language"
+    text = "Apple sells Mac computers. Apple ships a JavaScript engine."
+    names = [("Apple", "ORG", "ruler"), ("Mac", "PRODUCT", "slot")]
+    names += [("JavaScript", "PRODUCT", "ruler")]
+    owned = [
+        replace(
+            _rel("Apple", "ORG", "PRODUCES", t, "PRODUCT", 0.35, "pattern:poss"),
+            detail=NAMED_KIND_OWNED,
+        )
+        for t in ("Mac", "JavaScript")
+    ]
+    graph = build_vendor_graph(
+        [_row(text, names, owned)], gazetteer=g, vendor="Apple", vendor_aliases=("Apple",)
+    )
+    produces = {e for e in _edges(graph) if e[1] == "PRODUCES"}
+    assert produces == {("Apple", "PRODUCES", "Mac")}
+    mac = next(r for r in graph.relationships if r.type == "PRODUCES")
+    assert mac.metadata["owned"] == NAMED_KIND_OWNED
+    assert mac.confidence == 0.45  # the vendor's own possession reaches the floor
 
 
 def test_a_system_a_product_uses_is_its_base_and_a_language_it_uses_is_related() -> None:
