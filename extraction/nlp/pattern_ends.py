@@ -181,6 +181,11 @@ class Ends:
                 return found
             subjects = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")]
             relative = bool(subjects) and subjects[0].tag_ in ("WDT", "WP")
+            if subjects and subjects[0].lower_ in ENABLED and tok.dep_ in ("ccomp", "xcomp"):
+                # "It allows developers to build apps using Y": what the developers do
+                # with it is the enabler's ("It")
+                tok = tok.head
+                continue
             if subjects and not (relative and tok.dep_ == "relcl"):
                 return self.names(subjects[0], inside=False) or self._subject_by_release_word(
                     subjects[0]
@@ -240,6 +245,9 @@ class Ends:
         return []
 
 
+#: People a product lets do things ("It allows developers to build ..."), whose
+#: doing is the product's.
+ENABLED = frozenset(["developers", "users", "programmers", "engineers", "you"])
 #: Words for a product's releases, which do what the product does.
 RELEASE_NOUNS = frozenset(
     ["trains", "releases", "release", "versions", "version", "builds", "editions", "binaries"]

@@ -20,6 +20,20 @@ BUILD_ON = frozenset(
     """.split()  # noqa: SIM905
 )
 RUN = frozenset(["runs", "run", "running"])
+#: Verbs of making things with a tool ("a toolkit to build desktop applications with
+#: Java"), and the things made (a product is what they are made with only then).
+BUILD_VERBS = frozenset(
+    """
+    build builds building create creates creating develop develops developing write writes
+    writing
+    """.split()  # noqa: SIM905
+)
+BUILT = frozenset(
+    """
+    application applications app apps website websites interfaces interface programs
+    games services apis
+    """.split()  # noqa: SIM905
+)
 DERIVE = frozenset(["forked", "derived", "ported", "spun", "branched"])
 BASE_NOUNS = frozenset(
     """
@@ -310,6 +324,44 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("trigger", ">", "by", {"DEP": {"IN": ["agent", "prep"]}, "LOWER": "by"}),
                 _node("by", ">", "tgt", {"DEP": "pobj"}),
             ]
+        ],
+    ),
+    "build_with": (
+        "BASED_ON",
+        [
+            [  # "a toolkit to build desktop applications with Java"
+                _trigger(_any(BUILD_VERBS)),
+                _node("trigger", ">", "obj", {"DEP": "dobj", "LOWER": {"IN": sorted(BUILT)}}),
+                _node("obj", ">", "prep", _prep(["with"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "to create full-stack web applications with Vue.js"
+                _trigger(_any(BUILD_VERBS)),
+                _node("trigger", ">", "obj", {"DEP": "dobj", "LOWER": {"IN": sorted(BUILT)}}),
+                _node("trigger", ">", "prep", _prep(["with"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "to build Android and iOS mobile apps using JavaScript"
+                _trigger(_any(BUILD_VERBS)),
+                _node("trigger", ">", "obj", {"DEP": "dobj", "LOWER": {"IN": sorted(BUILT)}}),
+                _node(
+                    "trigger", ">", "using", {"DEP": {"IN": ["advcl", "xcomp"]}, "LOWER": "using"}
+                ),
+                _node("using", ">", "tgt", {"DEP": "dobj"}),
+            ],
+            [  # "to build Android and iOS mobile apps using JavaScript": the apps a conjunct
+                _trigger(_any(BUILD_VERBS)),
+                _node("trigger", ">", "first", {"DEP": "dobj"}),
+                _node("first", ">", "obj", {"DEP": "conj", "LOWER": {"IN": sorted(BUILT)}}),
+                _node("obj", ">", "using", {"DEP": "acl", "LOWER": "using"}),
+                _node("using", ">", "tgt", {"DEP": "dobj"}),
+            ],
+            [  # "to build apps using JavaScript", "using" on the apps
+                _trigger(_any(BUILD_VERBS)),
+                _node("trigger", ">", "obj", {"DEP": "dobj", "LOWER": {"IN": sorted(BUILT)}}),
+                _node("obj", ">", "using", {"DEP": "acl", "LOWER": "using"}),
+                _node("using", ">", "tgt", {"DEP": "dobj"}),
+            ],
         ],
     ),
     "uses_as": (

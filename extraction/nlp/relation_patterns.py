@@ -88,6 +88,7 @@ from extraction.nlp.coref import Mention
 from extraction.nlp.pattern_ends import (
     MODIFIERS,
     Ends,
+    conjuncts,
     guessed_other,
     lists_things,
     modifier_words,
@@ -298,6 +299,10 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
             or any(m.label == "LOCATION" for m in ends.names(at["tgt"]))
         ):
             return
+    if rule == "build_with" and any(conjuncts(at["tgt"])):
+        # "building desktop applications using JavaScript, HTML, and CSS": the web's
+        # tools a thing is written with, not one base
+        return
     if rule == "for_noun" and lists_things(at["tgt"]):
         return  # "a service mesh for containers, Kubernetes and VMs": targets, not a base
     if rule == "for_noun" and any(c.lower_ == "operating" for c in trigger.children):

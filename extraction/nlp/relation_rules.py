@@ -144,6 +144,8 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     ("BASED_ON", "pattern:runs_on", "*", "*"): 0.45,  # 9/10
     ("BASED_ON", "pattern:uses_as", "*", "*"): 0.45,  # 7/7
     ("BASED_ON", "pattern:embeds", "*", "*"): 0.45,  # 4/4
+    # build_with: "a toolkit to build desktop applications with Java" (2026-11-29)
+    ("BASED_ON", "pattern:build_with", "*", "*"): 0.45,
     ("BASED_ON", "pattern:derived", "*", "*"): 0.45,  # 1/1
     ("BASED_ON", "pattern:powered", "*", "*"): 0.35,  # 2/3
     ("PRODUCES", "pattern:made_by", "*", "*"): 0.8,  # 37/39

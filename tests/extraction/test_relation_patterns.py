@@ -94,6 +94,18 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             ("Electron", "Chromium"),
             "uses_as",
         ),
+        (
+            "Swing is a toolkit to build desktop applications with JavaScript.",
+            None,
+            ("Swing", "JavaScript"),
+            "build_with",
+        ),
+        (  # what the developers do with it is the subject's
+            "It allows developers to build Android and iOS apps using Vue.",
+            "Vuetify",
+            ("Vuetify", "Vue"),
+            "build_with",
+        ),
         ("Clear Linux was derived from Ubuntu.", None, ("Clear Linux", "Ubuntu"), "derived"),
         (  # "open source" read as a noun, the server in apposition to it
             "It is based on the open source Keycloak application server.",
@@ -257,6 +269,21 @@ def test_a_product_that_uses_another_is_related_to_it(extractor: Extractor) -> N
     assert not _typed(extractor, "Netflix uses Kubernetes for its services.")
     apps = "Atom lets developers build desktop apps using JavaScript."
     assert not any(r == "pattern:uses" for *_, r in _found(extractor, apps, "Atom"))
+
+
+def test_what_a_product_builds_things_with_is_one_base_not_a_list_or_a_mere_use(
+    extractor: Extractor,
+) -> None:
+    """ "a toolkit to build applications with Y" is one base; a list of tools ("using
+    JavaScript, HTML, and CSS") is what things are written with; the developers' own
+    doing, not enabled by the subject, names no base; nor does a thing built that is
+    no application ("build a cluster with Kubernetes")."""
+    listed = "Electron is a framework for building desktop apps using JavaScript, Vue and Rust."
+    assert not [f for f in _found(extractor, listed) if f[3] == "pattern:build_with"]
+    own = "Developers build apps with Vue at Netflix."
+    assert not _found(extractor, own)
+    cluster = "Terraform is a tool to build a cluster with Kubernetes."
+    assert not [f for f in _found(extractor, cluster) if f[3] == "pattern:build_with"]
 
 
 def test_a_possessive_owns_its_name_the_names_beside_it_and_those_of_its_plain_noun(

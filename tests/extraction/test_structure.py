@@ -693,6 +693,26 @@ def test_a_framework_named_after_a_language_is_not_built_on_it() -> None:
     assert ("Laravel", "BASED_ON", "PHP") in _edges(graph)
 
 
+def test_a_product_built_with_a_name_no_note_declares_has_no_base() -> None:
+    """ "build apps with Web Components": a name no note declares may be a technique;
+    a product the corpus declares, a language included, is the base."""
+    js = b"---\ndisplay_name: JavaScript\ncreated_by: Brendan Eich\n---\nJavaScript is a language."
+    docs = [doc("Brendan_Eich", "topic-javascript.md", js)]
+    facts = [note_facts(d) for d in docs]
+    g = Gazetteer.build(
+        [(d.vendor, f) for d, f in zip(docs, facts, strict=True)], {d.vendor for d in docs}
+    )
+    text = "Swing builds apps with JavaScript. Swing builds apps with Web Components."
+    names = [("Swing", "PRODUCT", "ruler"), ("JavaScript", "PRODUCT", "ruler")]
+    names += [("Web Components", "PRODUCT", "ner")]
+    built = [
+        _rel("Swing", "PRODUCT", "BASED_ON", t, "PRODUCT", 0.45, "pattern:build_with")
+        for t in ("JavaScript", "Web Components")
+    ]
+    edges = _edges(build_vendor_graph([_row(text, names, built)], gazetteer=g))
+    assert {e for e in edges if e[1] == "BASED_ON"} == {("Swing", "BASED_ON", "JavaScript")}
+
+
 def test_a_possessive_through_a_kind_of_thing_owns_no_language() -> None:
     """ "Apple's Mac computers" is Apple's product; "Apple's JavaScript engine" is its
     engine for JavaScript, a language its note declares: no PRODUCES there."""
