@@ -75,11 +75,31 @@ class Ends:
         found = self.at(tok, guessed) if guessed else None
         return [found] if found is not None else []
 
+    def closing_appositive(self, tok: Token) -> Mention | None:
+        """The name that closes ``tok``'s sentence after a comma right after the noun's
+        phrase, an apposition the parser attached elsewhere ("designed for Apple's
+        spatial computing device, the Apple Vision Pro.")."""
+        if tok.pos_ != "NOUN" or self.owner[tok.i] >= 0:
+            return None
+        comma = tok.right_edge.i + 1
+        sent_end = tok.sent.end
+        if comma >= sent_end or self.doc[comma].text != ",":
+            return None
+        start = comma + 1 + (comma + 1 < sent_end and self.doc[comma + 1].lower_ == "the")
+        k = self.owner[start] if start < sent_end else -1
+        if k < 0:
+            return None
+        m = self.named[k]
+        rest = [t for t in self.doc[m.span.end : sent_end] if not t.is_punct]
+        return m if m.span.start in (comma + 1, start) and not rest else None
+
     def _inside(self, tok: Token, depth: int = 0) -> list[Mention]:
         """The names a plain noun stands for."""
         # "the open source WildFly application server", parsed as "source" with the
         # server in apposition: "open source" is a plain noun there
         open_source = tok.lower_ == "source" and any(c.lower_ == "open" for c in tok.children)
+        if (closing := self.closing_appositive(tok)) is not None:
+            return [closing]
         if tok.pos_ not in ("NOUN", "PROPN") or (
             tok.lower_ not in GENERIC | FOR_NOUNS and not open_source
         ):

@@ -487,6 +487,20 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("trigger", ">", "prep", _prep(["for"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
+            [  # "an operating system specifically designed for Apple's device"
+                _trigger(
+                    {"LOWER": {"IN": ["system", "systems"]}, "DEP": {"IN": ["attr", "appos"]}}
+                ),
+                _node(
+                    "trigger",
+                    ">",
+                    "operating",
+                    {"DEP": {"IN": ["compound", "amod"]}, "LOWER": "operating"},
+                ),
+                _node("trigger", ">", "made", {"DEP": "acl", "LOWER": {"IN": sorted(MADE_FOR)}}),
+                _node("made", ">", "prep", _prep(["for"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
             [  # "Chef Infra Server complements Chef Infra Client"
                 _trigger({**_any(COMPLEMENT), "POS": "VERB"}),
                 _node("trigger", ">", "tgt", {"DEP": "dobj"}),

@@ -305,8 +305,11 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         return
     if rule == "for_noun" and lists_things(at["tgt"]):
         return  # "a service mesh for containers, Kubernetes and VMs": targets, not a base
-    if rule == "for_noun" and any(c.lower_ == "operating" for c in trigger.children):
-        return  # "an operating system for the Apple TV" is made for it (works_with)
+    if rule == "for_noun" and any(
+        c.lower_ == "operating" for t in (trigger, trigger.head) for c in t.children
+    ):
+        # "an operating system (designed) for the Apple TV" is made for it (works_with)
+        return
     if "doing" in at and at["tgt"].dep_ == "dobj" and ends.at(at["tgt"]) is not None:
         # "a tool for keeping Kubernetes clusters in sync" is Kubernetes's; "a tool for
         # executing JavaScript" runs a language
@@ -349,9 +352,17 @@ def _owned_names(ends: Ends, owned: Token) -> list[Mention]:
     ("Apple's Safari", "Apple's Xcode and tvOS"), or the name in apposition to the plain
     noun it is ("Apple's streaming device, the Apple TV"). A name modifying that noun
     is not owned: "Google's JavaScript engine" is Google's engine, not its JavaScript."""
-    return ends.names(owned, inside=False) or [
+    found = ends.names(owned, inside=False) or [
         m for c in owned.children if c.dep_ == "appos" for m in ends.names(c, inside=False)
     ]
+    closing = ends.closing_appositive(owned) if not found else None
+    if closing is None:
+        return found
+    if guessed_other(closing) and owned.lower_ in KIND_NOUNS | DEVICE_NOUNS:
+        # "Apple's spatial computing device, the Apple Vision Pro": the word says what
+        # the name the model typed otherwise is
+        closing = Mention(closing.span, "PRODUCT", closing.canonical, False, True, True)
+    return [closing]
 
 
 #: Nouns of devices a name stands in front of ("Apple's Mac computers").

@@ -271,6 +271,27 @@ def test_a_product_that_uses_another_is_related_to_it(extractor: Extractor) -> N
     assert not any(r == "pattern:uses" for *_, r in _found(extractor, apps, "Atom"))
 
 
+def test_a_name_closing_the_sentence_after_a_comma_is_in_apposition_to_the_noun_before(
+    extractor: Extractor,
+) -> None:
+    """ "designed for Apple's spatial computing device, the Apple Vision Pro.": the parser
+    hangs the name on the main verb; it still names the device (Apple's product, what
+    the operating system is made for). A name with more after it is not closing."""
+    text = (
+        "tvOS is an operating system specifically designed for Apple's spatial computing "
+        "device, the Apple TV."
+    )
+    found = _typed(extractor, text)
+    assert ("Apple", "PRODUCES", "Apple TV") in found
+    assert ("tvOS", "RELATED_TO", "Apple TV") in found
+    assert not [f for f in found if f[1] == "BASED_ON"]  # made for a device, not built on it
+    more = (
+        "tvOS is an operating system specifically designed for Apple's spatial computing "
+        "device, the Apple TV and its remote."
+    )
+    assert ("Apple", "PRODUCES", "Apple TV") not in _typed(extractor, more)
+
+
 def test_what_a_product_builds_things_with_is_one_base_not_a_list_or_a_mere_use(
     extractor: Extractor,
 ) -> None:
