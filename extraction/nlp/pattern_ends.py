@@ -75,6 +75,19 @@ class Ends:
         found = self.at(tok, guessed) if guessed else None
         return [found] if found is not None else []
 
+    def _comma_host(self, tok: Token) -> Mention | None:
+        """The name an indefinite noun phrase after a comma stands beside, where the
+        parser attached the phrase to the verb: the object of a preposition right
+        before the comma ("part of the Operator Framework, an open source toolkit")."""
+        left = tok.left_edge.i
+        if left < 2 or self.doc[left - 1].text != "," or self.doc[left].lower_ not in ("a", "an"):
+            return None
+        k = self.owner[left - 2]
+        if k < 0:
+            return None
+        m = self.named[k]
+        return m if m.span.root.dep_ == "pobj" and not m.pronoun else None
+
     def closing_appositive(self, tok: Token) -> Mention | None:
         """The name that closes ``tok``'s sentence after a comma right after the noun's
         phrase, an apposition the parser attached elsewhere ("designed for Apple's
@@ -210,6 +223,10 @@ class Ends:
                 return self.names(subjects[0], inside=False) or self._subject_by_release_word(
                     subjects[0]
                 )
+            if tok.dep_ == "attr" and (host := self._comma_host(tok)) is not None:
+                # "OLM is part of the Operator Framework, an open source toolkit by Red
+                # Hat": an apposition the parser made the copula's second complement
+                return [host]
             if tok.dep_ == "appos":
                 # an appositive describes the name it stands beside ("OpenOffice.org, an
                 # open-sourced version of StarOffice"): no name there, no relation; beside

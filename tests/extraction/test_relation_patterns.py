@@ -292,6 +292,17 @@ def test_a_name_closing_the_sentence_after_a_comma_is_in_apposition_to_the_noun_
     assert ("Apple", "PRODUCES", "Apple TV") not in _typed(extractor, more)
 
 
+def test_an_indefinite_phrase_after_a_comma_describes_the_name_before_it(
+    extractor: Extractor,
+) -> None:
+    """ "X is part of Y, an open source toolkit by V": the parser makes the toolkit a
+    second complement of "is"; V made Y, not X."""
+    text = "Gatekeeper is part of the Argo CD, an open source toolkit by Red Hat for clusters."
+    found = _typed(extractor, text)
+    assert ("Red Hat", "PRODUCES", "Argo CD") in found
+    assert ("Red Hat", "PRODUCES", "Gatekeeper") not in found
+
+
 def test_what_a_product_builds_things_with_is_one_base_not_a_list_or_a_mere_use(
     extractor: Extractor,
 ) -> None:
