@@ -113,15 +113,17 @@ def test_nothing_extracted_scores_no_precision_and_zero_recall() -> None:
 
 def test_the_labelled_set_loads_and_follows_its_rule() -> None:
     golds = load_gold_dir(GOLD_DIR)
-    assert len(golds) == 79
+    assert len(golds) == 92
     for g in golds:
         assert all(n.startswith(f"vendors/{g.folder}/") for n in g.notes), g.folder
-        assert any(e.required for e in g.entities), g.folder
+        # one folder's note names nothing the guidelines require (The_photography's
+        # "Image", a generic topic by no named maker)
+        assert any(e.required for e in g.entities) or g.folder == "The_photography", g.folder
     split_of = load_splits(GOLD_DIR, golds)
     notes: dict[str, int] = {}
     for g in golds:
         notes[split_of[g.folder]] = notes.get(split_of[g.folder], 0) + len(g.notes)
-    assert notes == {"first": 59, "tune": 74, "tune2": 82, "holdout": 78}
+    assert notes == {"first": 59, "tune": 74, "tune2": 82, "tune3": 49, "holdout": 78}
 
 
 def test_each_split_is_reported_apart_and_only_holdout_is_untuned() -> None:
