@@ -73,7 +73,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "67"
+GRAPH_VERSION = "68"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -182,7 +182,7 @@ def build_vendor_graph(
         structural.extend(unnamed)
         raw.extend(slug_mentions(note, unnamed))
     mentions, settled, corpus_keys = settle_names(
-        raw, namer, None if clash else me.name, me.type, me.keys, me.variants
+        raw, namer, None if clash else me.name, me.type, me.keys | me.brand, me.variants
     )
     structural.extend(edition_edges(mentions, namer))
     resolution = resolve_entities(
@@ -246,6 +246,10 @@ class _Vendor:
     variants: frozenset[str] = frozenset()
     """Keys of the organisations the corpus names after the vendor with or without a
     word such as "Studios" ("Mojang" for Mojang Studios): the vendor in its notes."""
+    brand: frozenset[str] = frozenset()
+    """The key of the word the vendor puts in front of its products' names ("apache" of
+    the Apache Software Foundation): "Apache Cassandra" and "Cassandra" in its notes
+    are one product, as "HashiCorp Nomad" and "Nomad" are."""
 
     @classmethod
     def of(cls, vendor: str | None, aliases: Sequence[str], gazetteer: Gazetteer | None) -> _Vendor:
@@ -262,6 +266,7 @@ class _Vendor:
             frozenset(squashed_name(v) for v in (name, *aliases) if v),
             tuple(aliases),
             _variants(name, gazetteer) if name is not None and kind == "ORG" else frozenset(),
+            _brand(name, gazetteer) if name is not None and kind == "ORG" else frozenset(),
         )
 
     @property
@@ -283,6 +288,27 @@ class _Vendor:
 #: "Progress Software", "Mozilla Foundation").
 SAME_ORG_WORDS = ("Studios", "Software", "Foundation", "Labs", "Technologies", "Games")
 _SAME_ORG_FOLDED = frozenset(w.casefold() for w in SAME_ORG_WORDS)
+
+
+#: Words after a brand that make the rest of an organisation's name ("Apache Software
+#: Foundation", "Eclipse Foundation", "Progress Software").
+BRAND_TAILS = frozenset(
+    ["software", "foundation", "inc", "corporation", "corp", "ltd", "labs", "technologies"]
+)
+
+
+def _brand(name: str, gazetteer: Gazetteer | None) -> frozenset[str]:
+    """The key of the vendor's brand: the one word before words that only say it is an
+    organisation, where the corpus declares no product of that name ("Apache" of the
+    Apache Software Foundation; not "Linux" of the Linux Foundation, nor "Python" of the
+    Python Software Foundation: products of their own)."""
+    words = name.split()
+    if len(words) < 2 or any(w.casefold().strip(".,") not in BRAND_TAILS for w in words[1:]):
+        return frozenset()
+    entry = gazetteer.lookup(words[0]) if gazetteer is not None else None
+    if entry is not None and entry.type == "PRODUCT":
+        return frozenset()
+    return frozenset([name_key(words[0])])
 
 
 def _variants(name: str, gazetteer: Gazetteer | None) -> frozenset[str]:

@@ -577,6 +577,32 @@ def test_the_vendor_s_product_and_its_short_name_are_one_unless_another_maker_ma
     assert g.state()["makers"]["Linux"] == "linus torvalds"
 
 
+def test_a_foundation_s_brand_in_front_of_its_product_s_name_names_the_same_product() -> None:
+    """ "Apache Cassandra" and "Cassandra" in the Apache Software Foundation's notes are
+    one product, as the vendor's own name in front would be; the Linux Foundation has no
+    brand ("Linux" is a product of its own), so "Linux Kernel" and "Kernel" stay apart."""
+    cassandra = b"---\ntitle: Apache Cassandra\n---\nA database.\n"
+    docs = [
+        doc("Apache_Software_Foundation", "eol-apache-cassandra.md", cassandra),
+        doc("Linus_Torvalds", "topic-linux.md", LINUX),
+        doc("Linux_Foundation", "eol-linux-kernel.md", b"---\ntitle: Linux Kernel\n---\nA k.\n"),
+    ]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+
+    def names(vendor: str, text: str, found: list[str]) -> set[str]:
+        row = _row(text, [(n, "PRODUCT", "ner") for n in found], [])
+        return {e.name for e in build_vendor_graph([row], gazetteer=g, vendor=vendor).entities}
+
+    asf = names(
+        "Apache Software Foundation",
+        "Apache Cassandra: Cassandra is fast.",
+        ["Apache Cassandra", "Cassandra"],
+    )
+    assert len(asf & {"Apache Cassandra", "Cassandra"}) == 1
+    lf = names("Linux Foundation", "Linux Kernel: the Kernel is fast.", ["Linux Kernel", "Kernel"])
+    assert {"Linux Kernel", "Kernel"} <= lf
+
+
 def test_a_title_with_its_abbreviation_in_parentheses_is_named_both_ways() -> None:
     jsx = b"---\ndisplay_name: JSX (JavaScript XML)\ncreated_by: Facebook\ntopic: jsx\n---\nJSX.\n"
     docs = [doc("Facebook", "topic-jsx.md", jsx)]
