@@ -639,9 +639,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the configured server) up to date with the vendor corpus, incrementally, then score "
         "each labelled folder's graph: entity precision, recall and type accuracy, and "
         "typed-relationship precision and recall, overall and per type, for each split of "
-        "the labelled folders apart (first, tune, tune2 and tune3: tuned on; holdout: only reported). "
-        "The "
-        "labelled format, the splits and how the folders were chosen: "
+        "the labelled folders apart (first, tune, tune2 and tune3: tuned on; holdout: only "
+        "reported). The labelled format, the splits and how the folders were chosen: "
         "evals/data/vendor_graph/README.md.",
     )
     parser.add_argument(
