@@ -15,6 +15,11 @@ Minecraft is ..."). Around that:
   modifies it ("for bare metal Kubernetes clusters", "Chrome's V8 JavaScript
   engine", "the Ruby language"), or the names in apposition to it ("ESLint's
   partners, Tidelift and HeroDevs");
+- **an apposition the parser attached elsewhere**: a name closing the sentence after a
+  comma ("Apple's spatial computing device, the Apple Vision Pro."), and an indefinite
+  phrase after a comma and a preposition's object ("part of the Operator Framework, an
+  open source toolkit by Red Hat"), describe the noun before the comma;
+- **what people do with it**: "It allows developers to build ..." is the subject's;
 - **the note's subject for "It"**: in a note about a product, "It" (or "This")
   as the subject is that product ("It's built on V8"), and so is "the" with a word
   for what it is, alone ("The game is based on Dota Auto Chess"), or a word for its
@@ -45,6 +50,9 @@ The rules and what they find:
                           only a Y the corpus declares, and not one its note says is a
                           language, protocol, standard, format or specification ("a PHP
                           web framework" is written in PHP)
+``build_with``            BASED_ON: "X is a toolkit to build desktop applications with Y",
+                          "It allows developers to build apps using Y" (one name, not a
+                          list of tools; the graph keeps only a Y the corpus declares)
 ``made_for``              RELATED_TO: "X is an IDE for Y", "a no-cost option for Y",
                           "developed / created / written / released for Y" (Y a product),
                           where no other rule finds the pair of any type; not "no need for
@@ -54,7 +62,9 @@ The rules and what they find:
 ``maker_verb``            PRODUCES: "V developed / created / released / launched X"
 ``project_of``            PRODUCES: "X is a project of V", "part of V", "a V project", "a V
                           product"
-``poss``                  PRODUCES: "V's X"
+``poss``                  PRODUCES: "V's X", "V's X computers" (a name before a word for a
+                          kind of product or device; not a language: "V's JavaScript
+                          engine"), "its X web browser" (the one organisation before it)
 ``acquired``              ACQUIRED: "V acquired X (in YEAR)", "X was acquired by V", "V's
                           acquisition of X"
 ``support``               SUPPORTS: "commercial support for X is available through V",
@@ -67,8 +77,8 @@ The rules and what they find:
                           any type ("uses Y as its engine" is ``uses_as``)
 ``works_with``            RELATED_TO: "integrates with Y", "compatible with Y", "designed
                           to work with Y", "packaged / shipped with Y", "X complements
-                          Y", "modeled after / inspired by Y", "an operating system for Y"
-                          (a device)
+                          Y", "modeled after / inspired by Y", "an operating system
+                          (designed) for Y" (a device)
 ========================  ==================================================================
 
 Each rule's confidence is measured, per rule, on the labelled vendor folders rules
