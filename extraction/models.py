@@ -75,7 +75,15 @@ class RelationMention:
     """``dependency`` (the trigger-word rules), ``pattern:<rule>`` (the dependency
     patterns of :mod:`extraction.nlp.relation_patterns`) or ``cooccurrence``."""
     detail: str = ""
-    """What the rule names besides the two ends: a support offering's name."""
+    """What the rule names besides the two ends: a support offering's name, or how a
+    possessive owns its product (:data:`NAMED_KIND_OWNED`)."""
+
+
+#: The detail of a possessive whose product names a kind of thing ("Apple's Mac
+#: computers", extraction.nlp.relation_patterns): the graph keeps it only where the
+#: name is no language, protocol or format ("Google's JavaScript engine" is an engine
+#: for JavaScript).
+NAMED_KIND_OWNED = "named kind"
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,9 +65,8 @@ from extraction.graph.note_edges import (
     slug_mentions,
 )
 from extraction.graph.resolve import Resolution, resolve_entities
-from extraction.models import EntityMention, RelationMention
+from extraction.models import NAMED_KIND_OWNED, EntityMention, RelationMention
 from extraction.names import guess_vendor_type, has_org_word
-from extraction.nlp.relation_words import NAMED_KIND_OWNED
 from extraction.notes.words import plural_noun
 
 #: Bump when the graph built from the same extraction results changes (here, in

@@ -93,6 +93,7 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc, Span, Token
 
+from extraction.models import NAMED_KIND_OWNED
 from extraction.names import has_org_word
 from extraction.nlp.coref import Mention
 from extraction.nlp.pattern_ends import (
@@ -114,7 +115,6 @@ from extraction.nlp.pattern_rules import (
     TRIGGERS,
     matcher_for,
 )
-from extraction.nlp.relation_words import NAMED_KIND_OWNED
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,9 +115,3 @@ BASE_WORDS = frozenset(
     derived port ported variant flavor flavour rebuild respin spin clone downstream successor
     """.split()  # noqa: SIM905
 )
-
-#: The detail of a possessive whose product names a kind of thing ("Apple's Mac
-#: computers", extraction.nlp.relation_patterns): the graph keeps it only where the
-#: name is no language, protocol or format ("Google's JavaScript engine" is an engine
-#: for JavaScript).
-NAMED_KIND_OWNED = "named kind"

@@ -8,12 +8,11 @@ import time
 
 import pytest
 
-from extraction.models import ExtractionContext
+from extraction.models import NAMED_KIND_OWNED, ExtractionContext
 from extraction.nlp.extractor import Extractor, shared_nlp
 from extraction.nlp.pattern_rules import PATTERNS
 from extraction.nlp.relation_patterns import find_pattern_relations
 from extraction.nlp.relation_rules import CONFIDENCE
-from extraction.nlp.relation_words import NAMED_KIND_OWNED
 
 PRODUCTS = [
     *["Deno", "V8", "Rust", "Tokio", "Node.js", "Kubernetes", "Drupal", "Terraform"],

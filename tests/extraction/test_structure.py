@@ -13,8 +13,7 @@ from extraction.graph.gazetteer import Gazetteer
 from extraction.graph.model import VendorChunkExtraction
 from extraction.graph.note_edges import VendorNote
 from extraction.lexicon import is_version_like, is_vocabulary
-from extraction.models import EntityMention, ExtractionResult, RelationMention
-from extraction.nlp.relation_words import NAMED_KIND_OWNED
+from extraction.models import NAMED_KIND_OWNED, EntityMention, ExtractionResult, RelationMention
 from extraction.notes.corpus import parse_document
 from extraction.notes.structure import Maker, NoteFacts, note_facts, split_makers
 from extraction.notes.words import MAX_WORDS, name_words
