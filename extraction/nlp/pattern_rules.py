@@ -194,6 +194,17 @@ def _trigger(attrs: dict[str, object]) -> dict[str, object]:
     return {"RIGHT_ID": "trigger", "RIGHT_ATTRS": attrs}
 
 
+#: The nodes of building things (the trigger, and "obj": "build desktop applications").
+_BUILD_THINGS = [
+    _trigger(_any(BUILD_VERBS)),
+    _node("trigger", ">", "obj", {"DEP": "dobj", "LOWER": {"IN": sorted(BUILT)}}),
+]
+#: The nodes of "an operating system" as what the subject is (the trigger).
+_OPERATING_SYSTEM = [
+    _trigger({"LOWER": {"IN": ["system", "systems"]}, "DEP": {"IN": ["attr", "appos"]}}),
+    _node("trigger", ">", "operating", {"DEP": {"IN": ["compound", "amod"]}, "LOWER": "operating"}),
+]
+
 #: Rule name -> (relation type, dependency patterns). Node ``trigger`` anchors the
 #: phrase; ``tgt`` is the end in the trigger's slot, ``src`` the other end when the
 #: pattern names it (else it is what the trigger's phrase is about); ``inverse``
@@ -330,20 +341,17 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
         "BASED_ON",
         [
             [  # "a toolkit to build desktop applications with Java"
-                _trigger(_any(BUILD_VERBS)),
-                _node("trigger", ">", "obj", {"DEP": "dobj", "LOWER": {"IN": sorted(BUILT)}}),
+                *_BUILD_THINGS,
                 _node("obj", ">", "prep", _prep(["with"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
             [  # "to create full-stack web applications with Vue.js"
-                _trigger(_any(BUILD_VERBS)),
-                _node("trigger", ">", "obj", {"DEP": "dobj", "LOWER": {"IN": sorted(BUILT)}}),
+                *_BUILD_THINGS,
                 _node("trigger", ">", "prep", _prep(["with"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
             [  # "to build Android and iOS mobile apps using JavaScript"
-                _trigger(_any(BUILD_VERBS)),
-                _node("trigger", ">", "obj", {"DEP": "dobj", "LOWER": {"IN": sorted(BUILT)}}),
+                *_BUILD_THINGS,
                 _node(
                     "trigger", ">", "using", {"DEP": {"IN": ["advcl", "xcomp"]}, "LOWER": "using"}
                 ),
@@ -357,8 +365,7 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("using", ">", "tgt", {"DEP": "dobj"}),
             ],
             [  # "to build apps using JavaScript", "using" on the apps
-                _trigger(_any(BUILD_VERBS)),
-                _node("trigger", ">", "obj", {"DEP": "dobj", "LOWER": {"IN": sorted(BUILT)}}),
+                *_BUILD_THINGS,
                 _node("obj", ">", "using", {"DEP": "acl", "LOWER": "using"}),
                 _node("using", ">", "tgt", {"DEP": "dobj"}),
             ],
@@ -475,28 +482,12 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
             [  # "an operating system for the Apple TV": made for the device, not built on it
-                _trigger(
-                    {"LOWER": {"IN": ["system", "systems"]}, "DEP": {"IN": ["attr", "appos"]}}
-                ),
-                _node(
-                    "trigger",
-                    ">",
-                    "operating",
-                    {"DEP": {"IN": ["compound", "amod"]}, "LOWER": "operating"},
-                ),
+                *_OPERATING_SYSTEM,
                 _node("trigger", ">", "prep", _prep(["for"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
             [  # "an operating system specifically designed for Apple's device"
-                _trigger(
-                    {"LOWER": {"IN": ["system", "systems"]}, "DEP": {"IN": ["attr", "appos"]}}
-                ),
-                _node(
-                    "trigger",
-                    ">",
-                    "operating",
-                    {"DEP": {"IN": ["compound", "amod"]}, "LOWER": "operating"},
-                ),
+                *_OPERATING_SYSTEM,
                 _node("trigger", ">", "made", {"DEP": "acl", "LOWER": {"IN": sorted(MADE_FOR)}}),
                 _node("made", ">", "prep", _prep(["for"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),

@@ -227,10 +227,15 @@ def _slot_typed(f: PatternFound) -> PatternFound:
     want_source, want_target = SLOT_TYPES[f.type]
     source, target = f.source, f.target
     if want_source and _retyped(source, want_source, f.rule):
-        source = Mention(source.span, want_source, source.canonical, source.pronoun, True, True)
+        source = _typed_as(source, want_source)
     if want_target and _retyped(target, want_target, f.rule):
-        target = Mention(target.span, want_target, target.canonical, target.pronoun, True, True)
+        target = _typed_as(target, want_target)
     return PatternFound(f.type, f.rule, source, target, f.sentence, f.detail)
+
+
+def _typed_as(m: Mention, label: str) -> Mention:
+    """``m`` with the type its slot or its kind word says (a guess of the patterns')."""
+    return Mention(m.span, label, m.canonical, m.pronoun, True, True)
 
 
 def _retyped(m: Mention, want: str, rule: str) -> bool:
@@ -368,10 +373,10 @@ def _owned_names(ends: Ends, owned: Token) -> list[Mention]:
     closing = ends.closing_appositive(owned) if not found else None
     if closing is None:
         return found
-    if guessed_other(closing) and owned.lower_ in KIND_NOUNS | DEVICE_NOUNS:
+    if guessed_other(closing) and owned.lower_ in OWNED_KINDS:
         # "Apple's spatial computing device, the Apple Vision Pro": the word says what
         # the name the model typed otherwise is
-        closing = Mention(closing.span, "PRODUCT", closing.canonical, False, True, True)
+        closing = _typed_as(closing, "PRODUCT")
     return [closing]
 
 
@@ -382,6 +387,8 @@ DEVICE_NOUNS = frozenset(
     watch watches console consoles laptop laptops
     """.split()  # noqa: SIM905
 )
+#: Words for what a possessive owns that say its name is a product's.
+OWNED_KINDS = KIND_NOUNS | DEVICE_NOUNS
 
 
 def _named_kind_owned(ends: Ends, owned: Token) -> list[Mention]:
@@ -389,7 +396,7 @@ def _named_kind_owned(ends: Ends, owned: Token) -> list[Mention]:
     name modifying that word ("Apple's Mac computers", "its Safari web browser"); a
     name only the model typed, or a proper-noun run it missed, is a product there (the
     word says what it is)."""
-    if owned.lower_ not in KIND_NOUNS | DEVICE_NOUNS or ends.at(owned) is not None:
+    if owned.lower_ not in OWNED_KINDS or ends.at(owned) is not None:
         return []
     names = [
         m
@@ -403,9 +410,7 @@ def _named_kind_owned(ends: Ends, owned: Token) -> list[Mention]:
     if not names:
         return []
     first = min(names, key=lambda m: m.span.start)
-    if first.label != "PRODUCT":
-        first = Mention(first.span, "PRODUCT", first.canonical, first.pronoun, True, True)
-    return [first]
+    return [first if first.label == "PRODUCT" else _typed_as(first, "PRODUCT")]
 
 
 def _its_owner(ends: Ends, its: Token) -> Mention | None:
