@@ -72,7 +72,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "68"
+GRAPH_VERSION = "69"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -215,6 +215,8 @@ def build_vendor_graph(
         )
         for r in broken
     )
+    if ends.vendor is not None:
+        _vendor_stated_by_notes(graph, ends.vendor, structural)
     unsupported = _unsupported(graph, seen, len(resolution.entities), ends.vendor, gazetteer)
     cooccurrence = [
         r for r in cooccurrence if r.source not in unsupported and r.target not in unsupported
@@ -636,6 +638,22 @@ class _Ends:
             )
             for n in clash
         )
+
+
+def _vendor_stated_by_notes(graph: VendorGraph, vendor: int, structural: Sequence[RawEdge]) -> None:
+    """Record where the notes' structure states the vendor: a front-matter mention
+    (no span) in the first chunk of each note whose folder, title, identifiers or
+    support offer gave a kept relationship of the vendor. A vendor the prose never
+    writes ("Meta", whose product pages say only "React") is then still found in
+    its notes, as a ``created_by`` maker is."""
+    kept = {r.evidence_chunk_id for r in graph.relationships if vendor in (r.source, r.target)}
+    chunks = sorted({e.chunk_id for e in structural if VENDOR in (e.source, e.target)} & kept)
+    placed = {(m.chunk_id, m.start) for m in graph.mentions if m.entity == vendor}
+    own = graph.entities[vendor]
+    added = [c for c in chunks if (c, 0) not in placed]
+    graph.mentions.extend(GraphMention(vendor, c, 0, 0, own.name) for c in added)
+    if added:
+        graph.entities[vendor] = replace(own, mention_count=own.mention_count + len(added))
 
 
 def _gather_edges(

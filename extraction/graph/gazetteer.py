@@ -263,7 +263,11 @@ class Gazetteer:
         for vendor, facts in notes:
             for maker in facts.makers:
                 vote(maker.name, maker.type, MAKER)
-            if facts.subject and facts.is_product:
+            if facts.subject and facts.is_org:
+                vote(facts.subject, "ORG", SUBJECT)  # "HackerRank is a tech company"
+                for slug in facts.slugs:
+                    slugs.setdefault(slug, facts.subject)
+            elif facts.subject and facts.is_product:
                 vote(facts.subject, "PRODUCT", SUBJECT)
                 # who makes it: the folder it is filed under and its stated makers
                 made = makers.setdefault(_key(facts.subject), set())

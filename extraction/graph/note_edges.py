@@ -16,7 +16,10 @@ Support initiative"), and neither the title nor ``created_by`` names it as the
 maker. Such a vendor SUPPORTS the product (provider → product, the offering's
 name in the edge's metadata) and does not produce it; a CPE vendor field does not
 outweigh the sentence (it names the vendor of record, which for Keycloak is the
-seller of its long-term support). A topic page's ``created_by`` is its maker.
+seller of its long-term support). A topic page's ``created_by`` is its maker, or,
+when the page is about an organisation (:func:`subject_type`: "HackerRank is a tech
+company", or one the corpus declares, Google), its founders: Google FOUNDED_BY Larry
+Page.
 
 A title can name a product's base (:func:`title_base`): "Red Hat build of OpenJDK",
 "Amazon RDS for MySQL" (a managed service of MySQL) are BASED_ON what they name; so
@@ -114,7 +117,7 @@ def note_mentions(note: VendorNote, namer: Namer) -> list[RawMention]:
         )
 
     if facts.subject and facts.is_product:
-        add(facts.subject, "PRODUCT", at_title=True)
+        add(facts.subject, subject_type(facts, namer), at_title=True)
     for maker in facts.makers:
         add(maker.name, maker.type)
     if facts.subject and facts.is_product and namer.gazetteer is not None:
@@ -123,6 +126,41 @@ def note_mentions(note: VendorNote, namer: Namer) -> list[RawMention]:
             if product:
                 add(product, "PRODUCT")
     return out
+
+
+def subject_type(facts: NoteFacts, namer: Namer) -> str:
+    """``ORG`` when the note's subject is an organisation, by its description
+    (:attr:`~extraction.notes.structure.NoteFacts.is_org`) or because the corpus
+    declares it one (Google, whose folders and makers say so), else ``PRODUCT``."""
+    if facts.is_org:
+        return "ORG"
+    entry = namer.gazetteer.lookup(facts.subject or "") if namer.gazetteer is not None else None
+    return "ORG" if entry is not None and entry.type == "ORG" else "PRODUCT"
+
+
+def founder_edges(note: VendorNote) -> list[RawEdge]:
+    """``subject FOUNDED_BY person`` for each person the ``created_by`` of a note about
+    an organisation names: who created a company founded it ("Google", created by
+    Larry Page and Sergey Brin). An organisation named there makes no edge: the
+    front matter does not say how two organisations relate."""
+    facts = note.facts
+    makers = ", ".join(m.name for m in facts.makers)
+    return [
+        RawEdge(
+            facts.subject or "",
+            "ORG",
+            maker.name,
+            "PERSON",
+            "FOUNDED_BY",
+            STRUCTURE_CONFIDENCE["created_by"],
+            note.chunk_id,
+            f"created_by: {makers}",
+            "front_matter",
+            (("provenance", PROVENANCE["created_by"]),),
+        )
+        for maker in facts.makers
+        if maker.type == "PERSON" and name_key(maker.name) != name_key(facts.subject or "")
+    ]
 
 
 @lru_cache(maxsize=1024)
@@ -303,7 +341,10 @@ def note_edges(
     if not (facts.subject and facts.is_product):
         return []
     subject = facts.subject
-    out: list[RawEdge] = []
+    # an organisation is founded, not produced, and no folder or title makes it
+    own_type = subject_type(facts, namer)
+    org = own_type == "ORG"
+    out: list[RawEdge] = founder_edges(note) if org else []
 
     def edge(
         source: str,
@@ -333,7 +374,7 @@ def note_edges(
         )
 
     makers = ", ".join(m.name for m in facts.makers)
-    for maker in facts.makers:
+    for maker in () if org else facts.makers:
         source = maker.name
         if name_key(maker.name) == name_key(subject):
             # "MongoDB" by "MongoDB Inc.": the maker is the vendor of that name, if any
@@ -345,11 +386,11 @@ def note_edges(
         for slug in facts.related:
             product = namer.gazetteer.product_for_slug(slug)
             if product and name_key(product) != name_key(subject):
-                edge(subject, "PRODUCT", "RELATED_TO", product, "related", f"related: {slug}")
-        base = title_base(subject, namer)
+                edge(subject, own_type, "RELATED_TO", product, "related", f"related: {slug}")
+        base = None if org else title_base(subject, namer)
         if base is not None:
             edge(subject, "PRODUCT", "BASED_ON", base, "title_base", f"title: {subject}")
-    if vendor is None:
+    if vendor is None or org:
         return out
     if any(m and name_key(m.name) in vendor_keys for m in facts.makers):
         return out  # created_by already names the vendor

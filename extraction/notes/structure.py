@@ -119,6 +119,20 @@ class SupportOffer:
         return " ".join(found.group().split()) if found else "support"
 
 
+#: Kind words (:func:`~extraction.notes.card.subject_kind`) that make a topic page's
+#: subject an organisation. Not "community" (CodeChef, "a competitive programming
+#: community", is a website as often as Hack Club is a club), "provider" (Spotify, "a
+#: media services provider", is the service) nor "group" ("a group of operating
+#: systems").
+ORG_KINDS = frozenset(
+    """
+    company corporation organization organisation foundation nonprofit non-profit
+    consortium association university college club society institute charity firm
+    startup agency conglomerate manufacturer
+    """.split()  # noqa: SIM905
+)
+
+
 @dataclass(frozen=True, slots=True)
 class NoteFacts:
     subject: str | None = None
@@ -151,6 +165,25 @@ class NoteFacts:
     :func:`extraction.notes.words.name_words`)."""
     lowered: tuple[str, ...] = ()
     """English words that could be names which its text writes in lower case."""
+
+    @property
+    def is_org(self) -> bool:
+        """The subject is an organisation: a topic page whose description says it is
+        one ("HackerRank is a tech company", "... a non-profit organization"; the kind
+        words are :data:`ORG_KINDS`). Its ``created_by`` are then its founders.
+
+        >>> NoteFacts(subject="HackerRank", is_product=True, kind="company").is_org
+        True
+        >>> NoteFacts(subject="Nokia Mobile", is_product=True, kind="company",
+        ...           product_page=True).is_org  # a product page is about a product
+        False
+        """
+        return self.is_product and not self.product_page and self.kind in ORG_KINDS
+
+    @property
+    def subject_type(self) -> str:
+        """The entity type of a named subject: ``ORG`` or ``PRODUCT``."""
+        return "ORG" if self.is_org else "PRODUCT"
 
     def to_json(self) -> dict[str, Any]:
         return {

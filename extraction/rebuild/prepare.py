@@ -22,7 +22,7 @@ from extraction.settings import ExtractionSettings
 #: Bump when extraction output changes for the same input: cached results of an
 #: older extractor are then recomputed, and the next rebuild extracts every note
 #: made with another version again (``documents.extractor_version``).
-EXTRACTOR_VERSION = "70"
+EXTRACTOR_VERSION = "71"
 
 
 Seed = tuple[str, str]
@@ -59,7 +59,10 @@ def note_seeds(doc: SourceDocument, facts: NoteFacts, gazetteer: Gazetteer) -> l
         entry = gazetteer.lookup(doc.vendor)
         seeds.append((doc.vendor, entry.type if entry else guess_vendor_type(doc.vendor)))
     if facts.subject and facts.is_product:
-        seeds.append((facts.subject, "PRODUCT"))
+        # an organisation its description or the corpus says it is (HackerRank, Google)
+        entry = gazetteer.lookup(facts.subject)
+        org = facts.is_org or (entry is not None and entry.type == "ORG")
+        seeds.append((facts.subject, "ORG" if org else "PRODUCT"))
     for maker in facts.makers:
         entry = gazetteer.lookup(maker.name)
         seeds.append((maker.name, entry.type if entry else maker.type))

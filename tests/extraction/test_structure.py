@@ -987,3 +987,80 @@ def test_how_a_note_writes_its_words_is_read_from_any_text() -> None:
     assert name_words(many) == (("opera",), ("safari",))
     words = name_words(" ".join(f"x {w}" for w in ["opera", "safari", "gecko", "blade"] * 100))
     assert len(words[1]) <= MAX_WORDS
+
+
+def test_a_vendor_the_prose_never_names_is_found_in_the_notes_its_folder_files() -> None:
+    """The folder states the vendor: a front-matter mention (no span) in the first chunk
+    of each note that gave it a kept relationship, so the notes are where it is found."""
+    graph = _graph([doc("Red_Hat", "eol-x.md", _page("Satellite", "linux"))], [], "Red Hat")
+    vendor = next(i for i, e in enumerate(graph.entities) if e.name == "Red Hat")
+    assert [(m.chunk_id, m.start, m.end) for m in graph.mentions if m.entity == vendor] == [
+        (1, 0, 0)
+    ]
+    assert graph.entities[vendor].mention_count == 1
+    # a topic page it only files makes no relationship of the vendor, and no mention
+    filed = _graph([doc("HeroDevs", "topic-react.md", REACT)], [], "HeroDevs")
+    vendor = next(i for i, e in enumerate(filed.entities) if e.name == "HeroDevs")
+    assert not [m for m in filed.mentions if m.entity == vendor]
+
+
+COMPANY = b"""---
+display_name: HackerRank
+created_by: Vivek Ravisankar, Hari Karunanidhi
+related: codechef
+short_description: HackerRank is a tech company that focuses on programming challenges.
+topic: hackerrank
+---
+HackerRank is a tech company that focuses on programming challenges.
+"""
+
+
+def test_an_organisation_s_created_by_are_its_founders_not_its_makers() -> None:
+    note = doc("Vivek_Ravisankar", "topic-hackerrank.md", COMPANY)
+    facts = note_facts(note)
+    assert facts.is_org and facts.subject_type == "ORG"
+    graph = _graph([note], [], "Vivek Ravisankar")
+    edges = _edges(graph)
+    assert ("HackerRank", "FOUNDED_BY", "Vivek Ravisankar") in edges
+    assert ("HackerRank", "FOUNDED_BY", "Hari Karunanidhi") in edges
+    assert not [e for e in edges if e[1] == "PRODUCES"]
+    founded = next(r for r in graph.relationships if r.type == "FOUNDED_BY")
+    assert founded.metadata["provenance"] == "front matter: created_by"
+    assert {e.name: e.type for e in graph.entities}["HackerRank"] == "ORG"
+    # the gazetteer declares it an organisation for every other note
+    g = Gazetteer.build([(note.vendor, facts)], {note.vendor})
+    assert g.lookup("HackerRank").type == "ORG"
+    # a community is not taken for an organisation (a website is one as often), nor is
+    # a product page about a company's products
+    community = COMPANY.replace(b"a tech company", b"a community of programmers")
+    assert not note_facts(doc("V", "topic-hackerrank.md", community)).is_org
+    page = note_facts(doc("V", "eol-hackerrank.md", COMPANY.replace(b"topic:", b"permalink:")))
+    assert page.is_org == (not page.product_page)
+    # a product's created_by still makes it
+    assert ("Dan Abramov", "PRODUCES", "Redux") in _edges(
+        _graph([doc("Dan_Abramov", "topic-redux.md", REDUX)], [], "Dan Abramov")
+    )
+
+
+def test_the_corpus_declaring_a_subject_an_organisation_makes_its_makers_founders() -> None:
+    """Google's own topic page has no kind word, but the corpus (its folder and the
+    notes it makes) declares Google an organisation: its creators founded it."""
+    google = b"""---
+display_name: Google
+created_by: Larry Page, Sergey Brin
+topic: google
+---
+Google offers search.
+"""
+    made = [
+        doc(
+            "Google", f"topic-{p}.md", f"---\ndisplay_name: {p}\ncreated_by: Google\n---\n".encode()
+        )
+        for p in ("Chrome", "Go")
+    ]
+    docs = [doc("Larry_Page", "topic-google.md", google), *made]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    notes = [VendorNote(docs[0].path, note_facts(docs[0]), chunk_id=1, content="Google")]
+    graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="Larry Page")
+    assert ("Google", "FOUNDED_BY", "Sergey Brin") in _edges(graph)
+    assert ("Larry Page", "PRODUCES", "Google") not in _edges(graph)
