@@ -100,6 +100,30 @@ def is_vocabulary(name: str) -> bool:
     return key in _VOCABULARY or (key.startswith("the ") and key[4:] in _VOCABULARY)
 
 
+#: A licence's name: "MIT License", "Artistic Licence", "(Apache Licensed)", "Public
+#: License v3.0", "GPLv2", "LGPL 3.0", "AGPL-3.0-or-later", "MPL 2.0", "Apache 2.0".
+_LICENCE = re.compile(
+    r"""(?ix)^(?:
+        .*\blicen[cs](?:e|ed)(?:\s+v?\d+(?:\.\d+)*)?
+      | [al]?gpl(?:[\s-]*v?\d+(?:\.\d+)*)?(?:\+|-or-later|-only)?
+      | mpl(?:[\s-]*v?\d+(?:\.\d+)*)?
+      | apache[\s-]+2\.0
+    )$"""
+)
+
+
+def is_licence(name: str) -> bool:
+    """A licence, which the graph does not hold as an entity (a product is not its
+    licence; "Creative Commons", the organisation, is not one).
+
+    >>> [is_licence(n) for n in ("MIT License", "Apache Licensed", "GPLv2", "Apache 2.0")]
+    [True, True, True, True]
+    >>> [is_licence(n) for n in ("Creative Commons", "License Manager", "Apache Kafka")]
+    [False, False, False]
+    """
+    return bool(_LICENCE.match(" ".join(name.split()).strip(" ()")))
+
+
 def is_version_like(text: str) -> bool:
     """A version, build or release number on its own, not a name.
 

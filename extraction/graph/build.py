@@ -72,7 +72,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "69"
+GRAPH_VERSION = "71"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -125,6 +125,7 @@ MIN_CONFIDENCE: dict[str, float] = {
     "RELATED_TO": 0.4,
     "SUPPORTS": 0.4,
 }
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
 
 
@@ -392,11 +393,15 @@ def _torn_span(text: str) -> bool:
 
 def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list[RawMention]:
     """The names the language side found in the chunks' prose, placed in their
-    chunks; not a heading, a lower-case common noun or a mention of the overlap."""
+    chunks; not a heading, a lower-case common noun, a mention of the overlap, or a
+    name inside inline code that no note declares (`` `YY.M.0.BuildNumber` `` is a
+    placeholder; a product the notes declare, `` `ansible-core` ``, is one there too)."""
     gazetteer = namer.gazetteer
     raw: list[RawMention] = []
     for row in rows:
-        headings = _heading_spans(row.content[row.body_offset :]) if row.content else []
+        body = row.content[row.body_offset :] if row.content else ""
+        headings = _heading_spans(body)
+        code = [m.span() for m in _INLINE_CODE.finditer(body)]
         for found in row.result.entities:
             if found.start < row.overlap_chars or not (
                 namer.is_name(found.text) and namer.is_name(found.canonical)
@@ -407,6 +412,10 @@ def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list
                 for s, e in headings
             ):
                 continue  # a whole section heading the model read as a name
+            if any(s < found.start and found.end < e for s, e in code) and (
+                gazetteer is None or gazetteer.lookup(found.canonical) is None
+            ):
+                continue
             if found.text.islower() and (gazetteer is None or gazetteer.lookup(found.text) is None):
                 continue  # names are capitalised; a lower-case word is a common noun
             if (

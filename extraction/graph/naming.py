@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from extraction.graph.gazetteer import Gazetteer
-from extraction.lexicon import is_version_like, is_vocabulary
+from extraction.lexicon import is_licence, is_version_like, is_vocabulary
 from extraction.names import (
     MAX_NAME_CHARS,
     SPELLED_OUT_CUES,
@@ -101,6 +101,7 @@ def is_name(text: str) -> bool:
         0 < len(text) <= MAX_NAME_CHARS
         and bool(normalize_name(text))
         and not is_vocabulary(text)
+        and not is_licence(text)
         and not is_version_like(text)
         # "API v4": a version of vocabulary is vocabulary
         and not (tail is not None and is_vocabulary(tail.group(1)))

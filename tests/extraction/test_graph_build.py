@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from extraction.graph.build import build_vendor_graph
+from extraction.graph.gazetteer import Gazetteer
 from extraction.graph.model import VendorChunkExtraction, VendorGraph
 from extraction.models import EntityMention, ExtractionResult, RelationMention
 from extraction.names import guess_vendor_type, normalize_name
+from extraction.notes.structure import NoteFacts
 from extraction.rebuild.codec import result_from_json, result_to_json
 
 TEXT_1 = "Lutron Electronics Co., Inc. is based in Coopersburg. Joel Spira founded Lutron."
@@ -417,3 +419,30 @@ def test_relationship_ends_that_no_kept_relationship_holds_are_no_entities() -> 
     assert names == {"Acme", "Widget", "Joel Spira"}
     typed = {(graph.entities[r.source].name, r.type) for r in graph.relationships}
     assert ("Acme", "FOUNDED_BY") in typed
+
+
+def test_a_licence_and_a_placeholder_in_inline_code_are_no_entities() -> None:
+    """The guidelines hold no licence as an entity ("MIT License", "Apache Licensed",
+    "GPLv2"), and a name the model finds inside inline code that no note declares is
+    a placeholder (`` `YY.M.BuildNumber` ``); a declared product there is still one."""
+    text = (
+        "Widget is released under the MIT License (Apache Licensed, GPLv2 too) and "
+        "versioned as `YY.M.BuildNumber`; it extends `Gizmo`."
+    )
+    result = ExtractionResult(
+        entities=(
+            mention("Widget", text, "PRODUCT", "ruler"),
+            mention("MIT License", text, "PRODUCT"),
+            mention("Apache Licensed", text, "PRODUCT"),
+            mention("GPLv2", text, "PRODUCT"),
+            mention("BuildNumber", text, "PRODUCT", "ruler"),
+            mention("Gizmo", text, "PRODUCT"),
+        ),
+    )
+    row = VendorChunkExtraction(
+        chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
+    )
+    assert {e.name for e in build_vendor_graph([row]).entities} == {"Widget"}
+    declared = Gazetteer.build([("Acme", NoteFacts(subject="Gizmo", is_product=True))], {"Acme"})
+    names = {e.name for e in build_vendor_graph([row], gazetteer=declared).entities}
+    assert names == {"Widget", "Gizmo"}
