@@ -101,6 +101,13 @@ MADE_BY = frozenset(
     co-created co-developed originated
     """.split()  # noqa: SIM905
 )
+#: Participles of making a thing at an organisation ("originally developed at AT&T Bell
+#: Labs", "created at Yahoo!"): the organisation made it.
+MADE_AT = frozenset(
+    """
+    developed created designed built invented conceived started written originated incubated
+    """.split()  # noqa: SIM905
+)
 MAKER_VERBS = frozenset(
     """
     developed develops created creates released releases launched launches introduced introduces
@@ -560,6 +567,16 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("trigger", ">", "by", _prep(["by", "from"])),
                 _node("by", ">", "tgt", {"DEP": "pobj"}),
             ],
+        ],
+    ),
+    "made_at": (
+        "PRODUCES",
+        [
+            [  # "a platform originally created at Yahoo!", "Go was created at Google"
+                _trigger({**_any(MADE_AT), "TAG": "VBN"}),
+                _node("trigger", ">", "at", _prep(["at"])),
+                _node("at", ">", "tgt", {"DEP": "pobj"}),
+            ]
         ],
     ),
     "maker_verb": (

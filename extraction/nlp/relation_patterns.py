@@ -59,6 +59,9 @@ The rules and what they find:
                           Y", "support for Y"
 ``made_by``               PRODUCES: "developed / created / maintained / managed / published /
                           hosted by V"
+``made_at``               PRODUCES: "(originally) developed / created / designed at V" (V
+                          an organisation: "created at Yahoo!", "developed at AT&T Bell
+                          Labs")
 ``maker_verb``            PRODUCES: "V developed / created / released / launched X"
 ``project_of``            PRODUCES: "X is a project of V", "part of V", "a V project", "a V
                           product"
@@ -339,8 +342,11 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         # "a suite of ... technologies consisting of vSphere, NSX, and vSAN": what the
         # suite is about consists of them
         sources = ends.about(trigger.head.head.head, product)
-    if rule in ("made_by", "project_of"):
+    if rule in ("made_by", "made_at", "project_of"):
         sources, targets = targets, sources  # the slot holds the maker
+    if rule == "made_at":
+        # made at an organisation, not at a time or a place ("built at scale")
+        sources = [m for m in sources if m.label == "ORG"]
     if rule in ("part_of", "made_for", "uses"):
         # part of a product; part of an organisation is who makes it (project_of); made
         # for a product, not for a place or a company; a product used

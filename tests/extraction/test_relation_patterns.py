@@ -185,6 +185,12 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             "project_of",
         ),
         ("Argo CD is a Red Hat product.", None, ("Red Hat", "Argo CD"), "project_of"),
+        (
+            "Unix is an operating system originally developed at Intel in the 1960s.",
+            None,
+            ("Intel", "Unix"),
+            "made_at",
+        ),
         # ACQUIRED
         (
             "XCP-ng is a fork of XenServer, which was acquired by Citrix in 2013.",
@@ -204,6 +210,14 @@ def test_each_rule_reads_its_shape(
     found = _found(extractor, text, subject)
     rtype = PATTERNS[rule][0]
     assert (expected[0], rtype, expected[1], f"pattern:{rule}") in found, found
+
+
+def test_made_at_a_time_or_a_place_names_no_maker(extractor: Extractor) -> None:
+    found = _typed(extractor, "Vue was built at scale. Vue was developed at Helsinki in 2014.")
+    assert not [f for f in found if f[1] == "PRODUCES"], found
+    # an organisation there is its maker
+    found = _typed(extractor, "Vue was developed at Helsinki University.")
+    assert ("Helsinki University", "PRODUCES", "Vue") in found
 
 
 def test_an_operating_system_for_a_device_is_related_to_it_not_built_on_it(
