@@ -243,6 +243,18 @@ def _strip_tail(name: str) -> str | None:
     return None
 
 
+#: Last words that only say a name is an organisation's ("Sun Microsystems", "Adobe
+#: Systems", "Veritas Technologies", "SAP SE", "KDE Project"): with or without one, two
+#: organisations of one graph are one. Not "Foundation" (the Mozilla Foundation is not
+#: Mozilla) nor a word of a part ("Microsoft Research", "Google Brain Team").
+ORG_TAILS = frozenset(
+    """
+    microsystems systems technologies software studios labs games project inc corp
+    corporation se ag gmbh ltd llc limited group
+    """.split()  # noqa: SIM905
+)
+
+
 def settle_names(
     raw: Sequence[RawMention],
     namer: Namer,
@@ -256,7 +268,9 @@ def settle_names(
     Names are first the corpus's (:class:`Namer`); then spellings of one thing
     are joined: an abbreviation in parentheses after a name ("Extensible Markup
     Language (XML)"), and a product named with its owner in front ("HashiCorp
-    Nomad" is "Nomad" when the vendor's notes name "Nomad" as a product). A group
+    Nomad" is "Nomad" when the vendor's notes name "Nomad" as a product), and an
+    organisation with or without a word of :data:`ORG_TAILS` ("Sun Microsystems"
+    and "Sun"). A group
     takes the corpus's name and type when the corpus knows one of its names, else
     its most frequent name and the type its mentions vote for; a name the model
     typed as an organisation but made of a product's or an owner's name and more
@@ -343,9 +357,15 @@ def settle_names(
             shortened.setdefault(
                 "".join(w[0] for w in words[:cut]) + " " + " ".join(words[cut:]), key
             )
+    orgs = {k for k, c in votes.items() if known.get(k, c.most_common(1)[0][0]) == "ORG"}
     for key in list(spelled):
         if key in shortened and shortened[key] != key:
             union(shortened[key], key)
+        words = key.split()
+        if len(words) > 1 and words[-1] in ORG_TAILS and key in orgs:
+            short = " ".join(words[:-1])
+            if short in orgs:
+                union(key, short)  # "Sun" and "Sun Microsystems", "SAP" and "SAP SE"
         words = key.split()
         if len(words) > 1 and len(words[-1]) > 3 and key.endswith("s"):
             # "IBM Semeru Runtimes" in the prose of the note titled "IBM Semeru Runtime"

@@ -9,7 +9,7 @@ from extraction.graph.gazetteer import Gazetteer
 from extraction.graph.model import VendorChunkExtraction, VendorGraph
 from extraction.models import EntityMention, ExtractionResult, RelationMention
 from extraction.names import guess_vendor_type, normalize_name
-from extraction.notes.structure import NoteFacts
+from extraction.notes.structure import Maker, NoteFacts
 from extraction.rebuild.codec import result_from_json, result_to_json
 
 TEXT_1 = "Lutron Electronics Co., Inc. is based in Coopersburg. Joel Spira founded Lutron."
@@ -446,3 +446,34 @@ def test_a_licence_and_a_placeholder_in_inline_code_are_no_entities() -> None:
     declared = Gazetteer.build([("Acme", NoteFacts(subject="Gizmo", is_product=True))], {"Acme"})
     names = {e.name for e in build_vendor_graph([row], gazetteer=declared).entities}
     assert names == {"Widget", "Gizmo"}
+
+
+def test_an_organisation_with_or_without_a_word_that_only_says_so_is_one() -> None:
+    """ "Sun Microsystems" and "Sun", "SAP SE" and "SAP" are one organisation each, even
+    where the corpus declares both names; "Microsoft Research" is a part of Microsoft,
+    not another name of it."""
+    text = (
+        "Sun Microsystems made Java. Sun sold it. SAP SE and SAP agree. "
+        "Microsoft Research and Microsoft."
+    )
+    names = ["Sun Microsystems", "Sun", "SAP SE", "SAP", "Microsoft Research", "Microsoft"]
+    spans, start = [], 0
+    for name in names:
+        at = text.index(name, start)
+        spans.append(EntityMention(name, "ORG", at, at + len(name), name, "ruler"))
+        start = at + len(name)
+    row = VendorChunkExtraction(
+        chunk_id=1,
+        body_offset=0,
+        overlap_chars=0,
+        result=ExtractionResult(tuple(spans)),
+        content=text,
+    )
+    made = [(f"P{i}", (Maker(name, "ORG"),)) for i, name in enumerate(names)]
+    declared = Gazetteer.build(
+        [("Acme", NoteFacts(subject=p, is_product=True, makers=m)) for p, m in made], {"Acme"}
+    )
+    entities = {e.name: e.aliases for e in build_vendor_graph([row], gazetteer=declared).entities}
+    assert "Sun Microsystems" in entities and "Sun" not in entities
+    assert ("SAP SE" in entities) != ("SAP" in entities)
+    assert "Microsoft Research" in entities and "Microsoft" in entities
