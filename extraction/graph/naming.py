@@ -39,6 +39,9 @@ _PRODUCT_WORDS = frozenset(
     runtime store services service hub desktop mobile web connect cli
     """.split()  # noqa: SIM905
 )
+#: Marks no name holds: code, a menu path, a formula ("`Settings -> Device Info ->",
+#: "GPU > Windows 1", "X \\to X$", "MS Office Excel *").
+_NOT_A_NAME = re.compile(r"[`\\]|\s[<>]\s|->|[$*]$")
 _LIST = re.compile(r",\s+(?!(?:Inc|Ltd|LLC|Co|Corp|GmbH|AG|SA|S\.A|BV|NV|PLC|LP|LLP)\b)[A-Z]")
 #: Words after a product's name that still name the product ("Ansible Releases").
 _RELEASE_WORDS = frozenset(
@@ -109,6 +112,7 @@ def is_name(text: str) -> bool:
         and not _LIST.search(text)
         # "/ios": a path to a note ("available at /ios"), not a name
         and not text.startswith("/")
+        and not _NOT_A_NAME.search(text)
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 from extraction.graph.build import build_vendor_graph
 from extraction.graph.gazetteer import Gazetteer
 from extraction.graph.model import VendorChunkExtraction, VendorGraph
+from extraction.graph.naming import is_name
 from extraction.models import EntityMention, ExtractionResult, RelationMention
 from extraction.names import guess_vendor_type, normalize_name
 from extraction.notes.structure import Maker, NoteFacts
@@ -477,3 +478,15 @@ def test_an_organisation_with_or_without_a_word_that_only_says_so_is_one() -> No
     assert "Sun Microsystems" in entities and "Sun" not in entities
     assert ("SAP SE" in entities) != ("SAP" in entities)
     assert "Microsoft Research" in entities and "Microsoft" in entities
+
+
+def test_code_a_menu_path_or_a_formula_is_no_name_while_names_with_marks_are() -> None:
+    for text in (
+        "`Settings -> Device Info ->",
+        "GPU > Windows 1",
+        "X \\to X$",
+        "MS Office Excel *",
+    ):
+        assert not is_name(text), text
+    for text in ("C++", "C#", "Pop!_OS", ".NET", "A/B Testing", "Node.js"):
+        assert is_name(text), text
