@@ -72,7 +72,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "73"
+GRAPH_VERSION = "74"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -481,12 +481,12 @@ def _one_word_people_as_products(
 
 
 #: Last words that make a name a product's, whatever the model says ("Extensible
-#: Markup Language", "X Window System", "User Datagram Protocol"): in the corpus no
-#: organisation's name ends so.
+#: Markup Language", "X Window System", "User Datagram Protocol", "Semantic
+#: Versioning", a specification): in the corpus no organisation's name ends so.
 PRODUCT_HEADS = frozenset(
     """
     System Language Protocol Format Framework Library Platform Engine Toolkit Runtime
-    Specification Interface Environment Notation Compiler Editor Server Kit
+    Specification Interface Environment Notation Compiler Editor Server Kit Versioning
     """.split()  # noqa: SIM905
 )
 

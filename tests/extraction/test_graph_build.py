@@ -269,13 +269,19 @@ def test_a_plural_english_word_or_a_letter_the_model_calls_a_product_once_is_no_
 
 
 def test_an_organisation_named_after_a_kind_of_product_is_a_product() -> None:
-    """The model's "Extensible Markup Language" (a rare word) and "Team Foundation
-    Server" (written twice) are products; plain English written once ("Application
-    Programming Interface") stays the organisation guess the graph leaves out."""
+    """The model's "Extensible Markup Language" (a rare word), "Team Foundation
+    Server" and "Semantic Versioning" (written twice) are products; plain English
+    written once ("Application Programming Interface") stays the organisation guess
+    the graph leaves out."""
     text = (
         "Acme reads Extensible Markup Language. Acme ships Team Foundation Server. "
-        "Team Foundation Server ends. Acme has an Application Programming Interface."
+        "Team Foundation Server ends. Acme has an Application Programming Interface. "
+        "Acme follows Semantic Versioning. Semantic Versioning is a specification."
     )
+    semver = [
+        EntityMention("Semantic Versioning", "ORG", k, k + 19, "Semantic Versioning")
+        for k in (text.index("Semantic"), text.rindex("Semantic"))
+    ]
     tfs = [
         EntityMention("Team Foundation Server", "ORG", k, k + 22, "Team Foundation Server")
         for k in (text.index("Team"), text.rindex("Team"))
@@ -286,11 +292,13 @@ def test_an_organisation_named_after_a_kind_of_product_is_a_product() -> None:
             mention("Extensible Markup Language", text, "ORG"),
             *tfs,
             mention("Application Programming Interface", text, "ORG"),
+            *semver,
         ),
     )
     graph = one_chunk_graph(result, text)
     types = {e.name: e.type for e in graph.entities}
     assert types["Extensible Markup Language"] == "PRODUCT"
+    assert types["Semantic Versioning"] == "PRODUCT"  # a specification
     assert types["Team Foundation Server"] == "PRODUCT"
     assert "Application Programming Interface" not in types
 
