@@ -70,9 +70,17 @@ continuous integration|continuous delivery|continuous deployment|gitops|devsecop
 infrastructure as code|iac|microservices|serverless|code|programming|software development
 """
 
+# A word that says something is an organisation, alone: a reference ("The Company's
+# segments", "the University"), or a legal form split off a name ("vesoft, Inc."); not
+# "Foundation" (Apple's framework of that name).
+_ORG_ALONE = """
+company|corporation|university|institute|organization|organisation|association|consortium
+society|inc|ltd|llc|gmbh|corp
+"""
+
 _VOCABULARY: frozenset[str] = frozenset(
     normalize_name(entry)
-    for block in (_PHASES, _EDITIONS, _GENERIC, _PRACTICES)
+    for block in (_PHASES, _EDITIONS, _GENERIC, _PRACTICES, _ORG_ALONE)
     for entry in re.split(r"[|\n]", block)
     if entry.strip()
 )
@@ -95,6 +103,8 @@ def is_vocabulary(name: str) -> bool:
     [True, True, True, False]
     >>> is_vocabulary("the Extended Support"), is_vocabulary("Bug and Security Fixes")
     (True, True)
+    >>> is_vocabulary("The Company"), is_vocabulary("Inc"), is_vocabulary("Foundation")
+    (True, True, False)
     """
     key = normalize_name(name)
     return key in _VOCABULARY or (key.startswith("the ") and key[4:] in _VOCABULARY)

@@ -38,7 +38,11 @@ MAX_FACT_NAME = 100
 #: At most this many makers, related topics and links per note.
 MAX_ITEMS = 40
 
-_SPLIT_MAKERS = re.compile(r"\s*(?:,\s*and\s+|,\s*&\s*|,|;|\s+and\s+)\s*")
+_SPLIT_MAKERS = re.compile(
+    # a comma before a legal form ("vesoft, Inc.") is inside one name
+    r"\s*(?:,\s*and\s+|,\s*&\s*|,(?!\s*(?:Inc|Ltd|LLC|GmbH|Corp|Co|AG|SE|SA|PLC|LLP|LP|BV|NV)\b)"
+    r"|;|\s+and\s+)\s*"
+)
 #: A ``created_by`` part that names nobody: "others", "the community", "MediaWiki
 #: contributors", "The scientific" (of "The scientific and engineering community");
 #: a named community ("Ubuntu community") is a maker.
@@ -249,6 +253,8 @@ def split_makers(text: str) -> list[str]:
     ['Brendan Eich']
     >>> split_makers("Johnson & Johnson")
     ['Johnson & Johnson']
+    >>> split_makers("vesoft, Inc. and Neo4j, Inc.")  # a legal form is the name's
+    ['vesoft, Inc', 'Neo4j, Inc']
     >>> split_makers("Apple, KDE and others")  # nobody named: no maker
     ['Apple', 'KDE']
     >>> split_makers("Wikimedia Foundation and MediaWiki contributors")

@@ -498,3 +498,12 @@ def test_code_a_menu_path_or_a_formula_is_no_name_while_names_with_marks_are() -
         assert not is_name(text), text
     for text in ("C++", "C#", "Pop!_OS", ".NET", "A/B Testing", "Node.js"):
         assert is_name(text), text
+
+
+def test_a_word_that_only_says_organisation_is_no_name() -> None:
+    """ "The Company's segments" refers to a company; "Inc" split off "vesoft, Inc." is
+    nobody; a name with such a word is a name, and so is "Foundation" (a framework)."""
+    for text in ("The Company", "Company", "Inc", "University"):
+        assert not is_name(text), text
+    for text in ("Stanford University", "Sun Microsystems, Inc.", "Foundation"):
+        assert is_name(text), text

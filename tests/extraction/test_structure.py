@@ -140,6 +140,13 @@ def test_makers_split_on_commas_and_ands_but_not_ampersands() -> None:
     assert split_makers("A B, C D, and E F") == ["A B", "C D", "E F"]
     assert split_makers("Procter & Gamble") == ["Procter & Gamble"]
     assert split_makers("") == []
+    # a comma before a legal form is inside the name: "Inc" is nobody
+    assert split_makers("vesoft, Inc.") == ["vesoft, Inc"]
+    assert split_makers("Neo4j, Inc., Ada Quill and Acme GmbH") == [
+        "Neo4j, Inc",
+        "Ada Quill",
+        "Acme GmbH",
+    ]
 
 
 def test_the_gazetteer_types_names_by_their_notes_and_finds_them_in_text() -> None:
