@@ -263,12 +263,12 @@ class Gazetteer:
         for vendor, facts in notes:
             for maker in facts.makers:
                 vote(maker.name, maker.type, MAKER)
-            if facts.subject and facts.is_org:
-                vote(facts.subject, "ORG", SUBJECT)  # "HackerRank is a tech company"
+            if facts.subject and facts.is_product:
+                # "HackerRank is a tech company": an organisation its description says
+                vote(facts.subject, facts.subject_type, SUBJECT)
                 for slug in facts.slugs:
                     slugs.setdefault(slug, facts.subject)
-            elif facts.subject and facts.is_product:
-                vote(facts.subject, "PRODUCT", SUBJECT)
+            if facts.subject and facts.is_product and not facts.is_org:
                 # who makes it: the folder it is filed under and its stated makers
                 made = makers.setdefault(_key(facts.subject), set())
                 made.update(_key(m.name) for m in facts.makers)
@@ -278,8 +278,6 @@ class Gazetteer:
                     kinds.setdefault(_key(facts.subject), facts.kind)
                 if facts.slug:
                     own.setdefault(facts.slug, set()).add(_key(facts.subject))
-                for slug in facts.slugs:
-                    slugs.setdefault(slug, facts.subject)
         entries: dict[str, Entry] = {}
         for key, counter in votes.items():
             by_type: Counter[str] = Counter()

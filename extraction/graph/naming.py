@@ -250,11 +250,11 @@ def _strip_tail(name: str) -> str | None:
 #: Last words that only say a name is an organisation's ("Sun Microsystems", "Adobe
 #: Systems", "Veritas Technologies", "SAP SE", "KDE Project"): with or without one, two
 #: organisations of one graph are one. Not "Foundation" (the Mozilla Foundation is not
-#: Mozilla) nor a word of a part ("Microsoft Research", "Google Brain Team").
+#: Mozilla) nor a word of a part ("Microsoft Research", "Google Brain Team"); the legal
+#: forms of :data:`~sql.names.LEGAL_SUFFIXES` ("Inc", "GmbH") are off every key already.
 ORG_TAILS = frozenset(
     """
-    microsystems systems technologies software studios labs games project inc corp
-    corporation se ag gmbh ltd llc limited group
+    microsystems systems technologies software studios labs games project se group
     """.split()  # noqa: SIM905
 )
 
@@ -370,7 +370,6 @@ def settle_names(
             short = " ".join(words[:-1])
             if short in orgs:
                 union(key, short)  # "Sun" and "Sun Microsystems", "SAP" and "SAP SE"
-        words = key.split()
         if len(words) > 1 and len(words[-1]) > 3 and key.endswith("s"):
             # "IBM Semeru Runtimes" in the prose of the note titled "IBM Semeru Runtime"
             # "Apple Watches" of "Apple Watch"

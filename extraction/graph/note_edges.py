@@ -35,6 +35,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 
+from extraction.graph.gazetteer import Gazetteer
 from extraction.graph.naming import (
     Namer,
     RawEdge,
@@ -117,7 +118,7 @@ def note_mentions(note: VendorNote, namer: Namer) -> list[RawMention]:
         )
 
     if facts.subject and facts.is_product:
-        add(facts.subject, subject_type(facts, namer), at_title=True)
+        add(facts.subject, subject_type(facts, namer.gazetteer), at_title=True)
     for maker in facts.makers:
         add(maker.name, maker.type)
     if facts.subject and facts.is_product and namer.gazetteer is not None:
@@ -128,13 +129,13 @@ def note_mentions(note: VendorNote, namer: Namer) -> list[RawMention]:
     return out
 
 
-def subject_type(facts: NoteFacts, namer: Namer) -> str:
+def subject_type(facts: NoteFacts, gazetteer: Gazetteer | None) -> str:
     """``ORG`` when the note's subject is an organisation, by its description
     (:attr:`~extraction.notes.structure.NoteFacts.is_org`) or because the corpus
     declares it one (Google, whose folders and makers say so), else ``PRODUCT``."""
     if facts.is_org:
         return "ORG"
-    entry = namer.gazetteer.lookup(facts.subject or "") if namer.gazetteer is not None else None
+    entry = gazetteer.lookup(facts.subject or "") if gazetteer is not None else None
     return "ORG" if entry is not None and entry.type == "ORG" else "PRODUCT"
 
 
@@ -342,7 +343,7 @@ def note_edges(
         return []
     subject = facts.subject
     # an organisation is founded, not produced, and no folder or title makes it
-    own_type = subject_type(facts, namer)
+    own_type = subject_type(facts, namer.gazetteer)
     org = own_type == "ORG"
     out: list[RawEdge] = founder_edges(note) if org else []
 

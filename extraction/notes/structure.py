@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extraction.lexicon import is_vocabulary
-from extraction.names import guess_vendor_type, normalize_name
+from extraction.names import LEGAL_SUFFIXES, guess_vendor_type, normalize_name
 from extraction.notes.card import description, description_names, subject_kind
 from extraction.notes.document import SourceDocument
 from extraction.notes.words import name_words
@@ -38,11 +38,7 @@ MAX_FACT_NAME = 100
 #: At most this many makers, related topics and links per note.
 MAX_ITEMS = 40
 
-_SPLIT_MAKERS = re.compile(
-    # a comma before a legal form ("vesoft, Inc.") is inside one name
-    r"\s*(?:,\s*and\s+|,\s*&\s*|,(?!\s*(?:Inc|Ltd|LLC|GmbH|Corp|Co|AG|SE|SA|PLC|LLP|LP|BV|NV)\b)"
-    r"|;|\s+and\s+)\s*"
-)
+_SPLIT_MAKERS = re.compile(r"\s*(?:,\s*and\s+|,\s*&\s*|,|;|\s+and\s+)\s*")
 #: A ``created_by`` part that names nobody: "others", "the community", "MediaWiki
 #: contributors", "The scientific" (of "The scientific and engineering community");
 #: a named community ("Ubuntu community") is a maker.
@@ -266,7 +262,12 @@ def split_makers(text: str) -> list[str]:
     """
     cleaned = _PARENS.sub("", text)
     cleaned = re.sub(r"\s+et al\.?\s*$", "", cleaned.strip(), flags=re.IGNORECASE)
-    parts = [p.strip(" .\t") for p in _SPLIT_MAKERS.split(cleaned)]
+    parts: list[str] = []
+    for part in (p.strip(" .\t") for p in _SPLIT_MAKERS.split(cleaned)):
+        if parts and normalize_name(part, strip_legal=False) in LEGAL_SUFFIXES:
+            parts[-1] += f", {part}"  # a legal form after a comma is the name's
+        else:
+            parts.append(part)
     return [p for p in parts if p and not _UNNAMED_MAKERS.match(p)]
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import orjson
 
 from extraction.graph.gazetteer import Gazetteer, Hit
+from extraction.graph.note_edges import subject_type
 from extraction.models import ExtractionContext
 from extraction.names import guess_vendor_type
 from extraction.notes.card import note_card
@@ -60,9 +61,7 @@ def note_seeds(doc: SourceDocument, facts: NoteFacts, gazetteer: Gazetteer) -> l
         seeds.append((doc.vendor, entry.type if entry else guess_vendor_type(doc.vendor)))
     if facts.subject and facts.is_product:
         # an organisation its description or the corpus says it is (HackerRank, Google)
-        entry = gazetteer.lookup(facts.subject)
-        org = facts.is_org or (entry is not None and entry.type == "ORG")
-        seeds.append((facts.subject, "ORG" if org else "PRODUCT"))
+        seeds.append((facts.subject, subject_type(facts, gazetteer)))
     for maker in facts.makers:
         entry = gazetteer.lookup(maker.name)
         seeds.append((maker.name, entry.type if entry else maker.type))

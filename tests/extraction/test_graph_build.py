@@ -28,12 +28,16 @@ def rel(
     return RelationMention(src, st, tgt, tt, rtype, conf, sentence, (0, 1), (2, 3), "dependency")
 
 
-def one_chunk_graph(result: ExtractionResult, text: str) -> VendorGraph:
-    """Acme's graph of one chunk holding ``text`` and its extraction ``result``."""
-    row = VendorChunkExtraction(
+def one_chunk(result: ExtractionResult, text: str) -> VendorChunkExtraction:
+    """One chunk holding ``text`` and its extraction ``result``."""
+    return VendorChunkExtraction(
         chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
     )
-    return build_vendor_graph([row], vendor="Acme")
+
+
+def one_chunk_graph(result: ExtractionResult, text: str) -> VendorGraph:
+    """Acme's graph of one chunk holding ``text`` and its extraction ``result``."""
+    return build_vendor_graph([one_chunk(result, text)], vendor="Acme")
 
 
 def rows() -> list[VendorChunkExtraction]:
@@ -346,9 +350,7 @@ def test_the_model_s_one_word_people_are_products_or_makers_unless_a_person_s_na
         ),
         relations=(rel("Tidelift", "ORG", "Deno", "PRODUCT", "SUPPORTS", 0.45, "s"),),
     )
-    row = VendorChunkExtraction(
-        chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
-    )
+    row = one_chunk(result, text)
     types = {e.name: e.type for e in build_vendor_graph([row]).entities}
     # a word of a person's full name stays that person
     assert types["Ryan Dahl"] == "PERSON" and "Dahl" not in types
@@ -375,9 +377,7 @@ def test_a_product_s_plural_is_that_product() -> None:
             mention("watchOS", text, "PRODUCT", "ruler"),
         )
     )
-    row = VendorChunkExtraction(
-        chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
-    )
+    row = one_chunk(result, text)
     graph = build_vendor_graph([row])
     watch = [e for e in graph.entities if e.name.startswith("Apple Watch")]
     assert [(e.name, e.mention_count) for e in watch] == [("Apple Watch", 3)]
@@ -394,9 +394,7 @@ def test_a_span_cut_across_a_sentence_is_no_entity_as_a_mention_or_a_relationshi
             rel("Apple TV Software", "PRODUCT", "X. Starting", "PRODUCT", "BASED_ON", 0.85, text),
         ),
     )
-    row = VendorChunkExtraction(
-        chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
-    )
+    row = one_chunk(result, text)
     graph = build_vendor_graph([row])
     assert [e.name for e in graph.entities] == ["Apple TV Software"]
     assert graph.relationships == []
@@ -448,9 +446,7 @@ def test_a_licence_and_a_placeholder_in_inline_code_are_no_entities() -> None:
             mention("Gizmo", text, "PRODUCT"),
         ),
     )
-    row = VendorChunkExtraction(
-        chunk_id=1, body_offset=0, overlap_chars=0, result=result, content=text
-    )
+    row = one_chunk(result, text)
     assert {e.name for e in build_vendor_graph([row]).entities} == {"Widget"}
     declared = Gazetteer.build([("Acme", NoteFacts(subject="Gizmo", is_product=True))], {"Acme"})
     names = {e.name for e in build_vendor_graph([row], gazetteer=declared).entities}
@@ -471,13 +467,7 @@ def test_an_organisation_with_or_without_a_word_that_only_says_so_is_one() -> No
         at = text.index(name, start)
         spans.append(EntityMention(name, "ORG", at, at + len(name), name, "ruler"))
         start = at + len(name)
-    row = VendorChunkExtraction(
-        chunk_id=1,
-        body_offset=0,
-        overlap_chars=0,
-        result=ExtractionResult(tuple(spans)),
-        content=text,
-    )
+    row = one_chunk(ExtractionResult(tuple(spans)), text)
     made = [(f"P{i}", (Maker(name, "ORG"),)) for i, name in enumerate(names)]
     declared = Gazetteer.build(
         [("Acme", NoteFacts(subject=p, is_product=True, makers=m)) for p, m in made], {"Acme"}
