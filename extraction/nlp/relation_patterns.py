@@ -351,6 +351,15 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         # part of a product; part of an organisation is who makes it (project_of); made
         # for a product, not for a place or a company; a product used
         targets = [m for m in targets if m.label == "PRODUCT"]
+    if rule == "works_with" and "tgt" in at:
+        # an organisation is worked with where the slot names it ("inspired by Twitter"),
+        # not as the owner of a plain noun there ("for Apple's Mac computers")
+        slot = at["tgt"]
+        targets = [
+            m
+            for m in targets
+            if not (m.label == "ORG" and m.span.root.dep_ == "poss" and m.span.root.head == slot)
+        ]
     if rule == "uses":
         # a product using another, not a company or its users ("Netflix uses ...")
         sources = [m for m in sources if m.label == "PRODUCT"]

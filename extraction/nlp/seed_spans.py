@@ -92,11 +92,97 @@ def names_after_seeds(doc: Doc, spans: list[Span]) -> list[Span]:
     return out
 
 
+def _continues(t: Any) -> bool:
+    """A token that would make a longer name with a neighbouring word: a capitalised
+    word, a number, or a hyphen or slash inside a name."""
+    return t.text[:1].isupper() or t.like_num or t.text in ("-", "/", "+")
+
+
+#: Words that join the last item of a list to the others.
+_LIST_LINKS = frozenset(["and", "or"])
+
+
+def _comma_list(doc: Doc, seed: Span, owner: dict[int, int], spans: list[Span]) -> list[int]:
+    """The one-word items of the comma list ``seed`` stands in, by the text alone
+    ("supporting DICT, FILE, FTP, ..., WS and WSS"): the items on each side of the
+    seed joined by commas, the last by "and" or "or". An item is a span of its own
+    or one word followed by the list's next joint or its end; the list counts only
+    with at least three items and a closing "and" / "or" (two names and a comma
+    are a clause: "In Java, Kotlin is ..."). Token indices of the one-word items
+    that no span holds yet, or that one model span holds alone."""
+
+    def _one_word_item(i: int) -> bool:
+        """A name of one word, not a word of a longer one ("Windows 10 Mobile",
+        "Open-Xchange"): no name-like token touches it on either side."""
+        return _listed_name(doc[i]) and not any(
+            0 <= j < len(doc) and _continues(doc[j]) for j in (i - 1, i + 1)
+        )
+
+    def item_at(i: int) -> tuple[int, int] | None:
+        """(start, end) of the list item starting at token ``i``."""
+        if i < 0 or i >= len(doc):
+            return None
+        k = owner.get(i)
+        if k is not None:
+            return (i, spans[k].end) if spans[k].start == i else None
+        return (i, i + 1) if _one_word_item(i) else None
+
+    def right_joint(i: int) -> tuple[int, bool]:
+        """Tokens of the joint starting at ``i`` and whether it closes the list."""
+        if i < len(doc) and doc[i].text == ",":
+            closing = i + 1 < len(doc) and doc[i + 1].lower_ in _LIST_LINKS
+            return (2, True) if closing else (1, False)
+        return (1, True) if i < len(doc) and doc[i].lower_ in _LIST_LINKS else (0, False)
+
+    def left_joint(i: int) -> tuple[int, bool]:
+        """Tokens of the joint ending at ``i`` (exclusive) and whether it closes the list."""
+        if i >= 1 and doc[i - 1].lower_ in _LIST_LINKS:
+            return (2, True) if i >= 2 and doc[i - 2].text == "," else (1, True)
+        return (1, False) if i >= 1 and doc[i - 1].text == "," else (0, False)
+
+    def item_ending(i: int) -> tuple[int, int] | None:
+        """(start, end) of the list item ending at token ``i`` (exclusive)."""
+        if i < 1:
+            return None
+        k = owner.get(i - 1)
+        if k is not None:
+            return (spans[k].start, i) if spans[k].end == i else None
+        return (i - 1, i) if _one_word_item(i - 1) else None
+
+    items = [(seed.start, seed.end)]
+    closed = False
+    at = seed.end
+    while not closed:
+        n, closing = right_joint(at)
+        item = item_at(at + n) if n else None
+        if item is None:
+            break
+        items.append(item)
+        at, closed = item[1], closing
+    at = seed.start
+    while True:
+        n, closing = left_joint(at)
+        if not n or (closing and closed):
+            break  # a second "and" is another list, or a clause
+        item = item_ending(at - n)
+        if item is None:
+            break
+        items.insert(0, item)
+        at, closed = item[0], closed or closing
+    if not closed or len(items) < 3:
+        return []
+    return [
+        b for b, e in items if e == b + 1 and (b not in owner or spans[owner[b]].kb_id_ == "ner")
+    ]
+
+
 def list_mates(doc: Doc, spans: list[Span]) -> list[Span]:
     """Names listed with a product the notes declare are products ("a script file in
     DOS, OS/2 and Microsoft Windows", "an editor for Windows, macOS, and Linux"): a
     capitalised conjunct of a seeded PRODUCT that the model left untagged, or tagged
-    as something else, becomes a PRODUCT (source ``list``)."""
+    as something else, becomes a PRODUCT (source ``list``). The list is the parse's
+    conjuncts and the comma list the seed stands in (:func:`_comma_list`: a long list
+    of acronyms is parsed as a chain of appositions and modifiers, not conjuncts)."""
     seeded = [s for s in spans if s.label_ == "PRODUCT" and s.kb_id_ == "ruler"]
     if not seeded:
         return spans
@@ -104,7 +190,8 @@ def list_mates(doc: Doc, spans: list[Span]) -> list[Span]:
     out = list(spans)
     added: set[int] = set()
     for seed in seeded:
-        for t in seed.root.conjuncts:
+        mates = {*seed.root.conjuncts, *(doc[i] for i in _comma_list(doc, seed, owner, spans))}
+        for t in sorted(mates, key=lambda t: t.i):
             if t.i in added or not _listed_name(t):
                 continue
             k = owner.get(t.i)

@@ -226,6 +226,9 @@ def test_an_operating_system_for_a_device_is_related_to_it_not_built_on_it(
     found = _typed(extractor, "It is the operating system for the Xen server.", "Clear Linux")
     assert ("Clear Linux", "RELATED_TO", "Xen") in found
     assert ("Clear Linux", "BASED_ON", "Xen") not in found
+    # made for a company's devices is not related to the company
+    owner = _typed(extractor, "It is the operating system for Apple's server platforms.", "macOS")
+    assert not [r for r in owner if "Apple" in r and r[1] == "RELATED_TO"], owner
     # any other kind of thing for a product is built on it
     assert ("Argo CD", "BASED_ON", "Kubernetes") in _typed(
         extractor, "Argo CD is a delivery tool for Kubernetes."

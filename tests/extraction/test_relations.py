@@ -280,6 +280,34 @@ def test_names_listed_with_a_declared_product_are_products(extractor: Extractor)
     assert all(source != "list" for _, source in bare.values())
 
 
+def test_a_long_list_of_acronyms_is_read_by_its_commas(extractor: Extractor) -> None:
+    # the parse makes a chain of appositions and modifiers of such a list, not conjuncts
+    protocols = "DICT FILE FTP FTPS GOPHER HTTP HTTPS IMAP LDAP MQTT POP3 POP3S RTMP SCP SFTP"
+    text = f"curl supports {', '.join(protocols.split())}, WS and WSS. It is small."
+    ctx = ExtractionContext(vendor=None, known_entities=(("HTTP", "PRODUCT"),))
+    found = {e.text: e.label for e in extractor.extract(text, ctx).entities}
+    assert {n: found.get(n) for n in [*protocols.split(), "WS", "WSS"]} == dict.fromkeys(
+        [*protocols.split(), "WS", "WSS"], "PRODUCT"
+    )
+    # a word of a longer name is no item of its own; two names and a comma are no list
+    for text, seeds, word in [
+        (
+            "Apps run on Windows 10, Windows 10 Mobile, Xbox One and HoloLens.",
+            (("Windows 10", "PRODUCT"), ("Xbox One", "PRODUCT")),
+            "Mobile",
+        ),
+        (
+            "It is a project by Dovecot, PowerDNS and Open-Xchange.",
+            (("PowerDNS", "PRODUCT"),),
+            "Open",
+        ),
+        ("In Java, Kotlin is the default.", (("Java", "PRODUCT"),), "Kotlin"),
+    ]:
+        ctx = ExtractionContext(vendor=None, known_entities=seeds)
+        got = {e.text: e.source for e in extractor.extract(text, ctx).entities}
+        assert got.get(word) != "list", (text, got)
+
+
 def test_a_declared_product_matches_in_the_plural(extractor: Extractor) -> None:
     seeds = (("IBM Semeru Runtime", "PRODUCT"), ("OpenJDK", "PRODUCT"))
     ctx = ExtractionContext(vendor="IBM", known_entities=seeds)
