@@ -28,6 +28,14 @@ _TRAILING_JUNK = frozenset(
 )
 #: Punctuation that never ends a name ("Samuel D. Waksal,", "Qatar Petroleum (").
 _TRAILING_PUNCT = frozenset([",", ";", ":", "(", "[", "-", "–", "—", "/", '"', "“", "”"])
+#: Words that make a name before a hyphen a modifier ("Java EE-based",
+#: "Kubernetes-native"): the span's name ends before the hyphen.
+_MODIFIER_TAILS = frozenset(
+    """
+    based powered compatible native driven centric specific like style inspired enabled
+    friendly certified ready only focused oriented
+    """.split()  # noqa: SIM905
+)
 #: Titles and roles the model pulls into an organisation ("C.E.O. of Harlequin").
 ROLE_WORDS = frozenset(
     """
@@ -175,6 +183,8 @@ def repair_span(span: Span) -> list[tuple[int, int, str]]:
             or doc[e - 1].tag_ == "POS"
         ):
             e -= 1
+        if e - s > 2 and doc[e - 1].lower_ in _MODIFIER_TAILS and doc[e - 2].text == "-":
+            e -= 2  # "a Java EE-based server": the name is Java EE
         while s < e and (doc[s].text in _TRAILING_PUNCT or doc[s].text in (")", "]")):
             s += 1
         if e > s and any(ch.isalnum() for ch in doc[s:e].text):

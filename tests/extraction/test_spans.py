@@ -155,3 +155,13 @@ def test_guessed_mentions_are_not_entities(nlp: Language) -> None:
     assert all(r.type != "MENTIONED_WITH" or r.source != "TCG" for r in result.relations)
     for e in result.entities:
         assert text[e.start : e.end] == e.text
+
+
+def test_a_name_made_a_modifier_by_a_hyphen_ends_before_it(nlp: Language) -> None:
+    doc = nlp("JBoss EAP is a Java EE-based server; Knative is a Kubernetes-native platform.")
+    assert _repaired(doc, "Java EE-based", "PERSON") == [("Java EE", "PERSON")]
+    # "Kubernetes-native" is three tokens: the name is Kubernetes
+    assert _repaired(doc, "Kubernetes-native", "ORG") == [("Kubernetes", "ORG")]
+    # a hyphen inside a name stays ("XCP-ng")
+    doc = nlp("XCP-ng is a hypervisor.")
+    assert _repaired(doc, "XCP-ng", "PRODUCT") == [("XCP-ng", "PRODUCT")]
