@@ -137,7 +137,7 @@ GENERIC = frozenset(
     framework frameworks library libraries version versions release releases branches branch
     partners partner initiative program programme providers provider team community systems
     system servers server services service specification standard standards stack ecosystem
-    architecture kernel jvm software protocol protocols product products
+    architecture kernel jvm software protocol protocols product products specifications apis
     """.split()  # noqa: SIM905
 )
 EMBED = frozenset(["embeds", "embed", "embedding", "embedded", "bundles", "bundling"])
@@ -155,6 +155,8 @@ WITH_WORDS = frozenset(
 #: "X extends Y", "an extension to Y".
 EXTEND = frozenset(["extends", "extend", "extending"])
 EXTENSION = frozenset(["extension", "extensions"])
+#: "X implements Y" (a protocol, a specification, another product's interface).
+IMPLEMENT = frozenset(["implements", "implement", "implementing"])
 #: "complements Y", "modeled after Y", "inspired by Y".
 COMPLEMENT = frozenset(["complements", "complement", "complementing"])
 INSPIRED = frozenset(["inspired", "influenced", "modeled", "modelled", "patterned"])
@@ -498,6 +500,19 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("trigger", ">", "made", {"DEP": "acl", "LOWER": {"IN": sorted(MADE_FOR)}}),
                 _node("made", ">", "prep", _prep(["for"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "a Redis OSS-compatible data store"
+                _trigger({"LOWER": "compatible", "DEP": "amod"}),
+                _node("trigger", ">", "tgt", {"DEP": {"IN": ["npadvmod", "compound", "nmod"]}}),
+            ],
+            [  # "a MongoDB-compatible database service", parsed as two modifiers of the noun
+                _trigger({"LOWER": "compatible", "DEP": "amod"}),
+                _node("trigger", ";", "hyphen", {"ORTH": "-"}),
+                _node("hyphen", ";", "tgt", {"DEP": {"IN": ["amod", "compound", "nmod"]}}),
+            ],
+            [  # "It implements the ActivityPub and WebFinger protocols"
+                _trigger({**_any(IMPLEMENT), "POS": "VERB"}),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
             ],
             [  # "Chef Infra Server complements Chef Infra Client"
                 _trigger({**_any(COMPLEMENT), "POS": "VERB"}),

@@ -154,6 +154,8 @@ def repair_span(span: Span) -> list[tuple[int, int, str]]:
     doc = span.doc
     label = span.label_
     start, end = span.start, span.end
+    if any(t.is_space and t.text.count("\n") >= 2 for t in span):
+        return []  # "## Stability\n\nInitial releases": a heading and a paragraph are no name
     if label in ("ORG", "PERSON"):
         start = _strip_role(doc[start:end])
     parts: list[tuple[int, int]] = []

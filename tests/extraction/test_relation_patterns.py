@@ -27,6 +27,7 @@ PRODUCTS = [
     *["Spring Cloud", "Spring Boot", "Swing", "Java SDK", "Flux"],
     *["VMware Cloud Foundation", "vSphere", "NSX", "vSAN"],
     *["Salt", "SUSE Manager", "OpenID Connect", "JSON", "Atom"],
+    *["Amazon DocumentDB", "MongoDB", "Mastodon", "ActivityPub", "WebFinger"],
 ]
 MAKERS = [
     "Netflix",
@@ -150,6 +151,18 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             "It integrates seamlessly with Prometheus.",
             "Argo CD",
             ("Argo CD", "Prometheus"),
+            "works_with",
+        ),
+        (
+            "Amazon DocumentDB is a MongoDB-compatible database service.",
+            None,
+            ("Amazon DocumentDB", "MongoDB"),
+            "works_with",
+        ),
+        (
+            "It implements the ActivityPub and WebFinger protocols.",
+            "Mastodon",
+            ("Mastodon", "WebFinger"),
             "works_with",
         ),
         (

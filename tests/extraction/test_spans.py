@@ -165,3 +165,14 @@ def test_a_name_made_a_modifier_by_a_hyphen_ends_before_it(nlp: Language) -> Non
     # a hyphen inside a name stays ("XCP-ng")
     doc = nlp("XCP-ng is a hypervisor.")
     assert _repaired(doc, "XCP-ng", "PRODUCT") == [("XCP-ng", "PRODUCT")]
+
+
+def test_a_span_across_a_blank_line_is_no_name(nlp: Language) -> None:
+    doc = nlp("## Stability\n\nInitial releases are tested.\nApache\nTomcat is a server.")
+    start = doc.text.index("Stability")
+    across = doc.char_span(start, doc.text.index("Initial") + len("Initial"), label="ORG")
+    assert across is not None
+    assert repair_span(across) == []
+    # a name wrapped at the end of a line is still one name
+    wrapped = _span(doc, "Apache\nTomcat", "ORG")
+    assert [doc[s:e].text for s, e, _ in repair_span(wrapped)] == ["Apache\nTomcat"]
