@@ -44,7 +44,7 @@ from extraction.graph.naming import (
     sentence_at,
     squashed_name,
 )
-from extraction.graph.related_slugs import slug_name
+from extraction.graph.related_slugs import slug_name, subject_api, subject_names
 from extraction.notes.structure import NoteFacts, SupportOffer
 
 #: Confidence of the facts the notes' structure states.
@@ -274,7 +274,9 @@ def related_without_note(
     gazetteer cannot name it) that names a product or an organisation: one the
     note's prose names by that slug (``products`` maps the squashed names of the
     products the model and the seeds found in the note, "gecko", to the names,
-    "Gecko"), else one the note's ``text`` writes or the slug's shape names
+    "Gecko"), else the API of the note's own subject ("twitter-api" in the note on
+    "X (Twitter)": :func:`~extraction.graph.related_slugs.subject_api`), else one the
+    note's ``text`` writes or the slug's shape names
     (:func:`~extraction.graph.related_slugs.slug_name`). A topic slug ("devops",
     "graphics") names nothing, so it stays out."""
     facts = note.facts
@@ -282,6 +284,7 @@ def related_without_note(
         return []
     subject = facts.subject
     makers = {name_key(m.name) for m in facts.makers}
+    names = subject_names(subject, facts.names)
     out: list[RawEdge] = []
     for slug in facts.related:
         if namer.gazetteer.product_for_slug(slug) is not None:
@@ -289,6 +292,8 @@ def related_without_note(
         found: tuple[str, str] | None
         if name := products.get(squashed_name(slug)):
             found, how = (name, "PRODUCT"), "related"
+        elif api := subject_api(slug, names):
+            found, how = (api, "PRODUCT"), "related_slug"
         else:
             found, how = slug_name(slug, text, namer), "related_slug"
         if found is None or name_key(found[0]) in {name_key(subject), *makers}:

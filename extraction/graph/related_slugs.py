@@ -133,6 +133,34 @@ def _capitalised_words(text: str) -> dict[str, dict[str, int]]:
     return out
 
 
+def subject_api(slug: str, names: tuple[str, ...]) -> str | None:
+    """The API of the note's own subject that a ``related`` slug "<name>-api" names
+    ("twitter-api" in the note on "X (Twitter)" is the Twitter API), whatever the
+    name's words read like: ``names`` are the subject's names (its title, the name in
+    its title's brackets, the names its description gives).
+
+    >>> subject_api("twitter-api", ("X (Twitter)", "Twitter"))
+    'Twitter API'
+    >>> subject_api("rest-api", ("Binance",)) is None
+    True
+    """
+    words = [w for w in slug.lower().split("-") if w]
+    if len(words) < 2 or words[-1] != "api":
+        return None
+    key = squashed_name(" ".join(words[:-1]))
+    for name in names:
+        if key and squashed_name(name) == key:
+            return f"{name} API"
+    return None
+
+
+def subject_names(subject: str, described: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """A subject's names: its title, each side of brackets in it ("X (Twitter)"), and
+    the names its description gives."""
+    parts = [p.strip() for p in re.split(r"[()]", subject) if p.strip()]
+    return tuple(dict.fromkeys([subject, *parts, *described]))
+
+
 def slug_name(slug: str, text: str, namer: Namer) -> tuple[str, str] | None:
     """The name a ``related`` slug no note is stands for, and its type: as the
     note's ``text`` writes it (rule 1), else by its shape (rule 2), else as the

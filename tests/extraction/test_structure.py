@@ -557,6 +557,19 @@ def test_related_slugs_no_note_is_become_relationships_with_their_own_provenance
     assert {e.name: e.type for e in graph.entities}["JXON"] == "PRODUCT"
 
 
+def test_a_related_slug_naming_the_subject_s_api_is_that_api() -> None:
+    # "twitter" is an everyday word, but in the note on "X (Twitter)" it is the subject
+    twitter = (
+        b"---\ndisplay_name: X (Twitter)\ncreated_by: Jack Dorsey\n"
+        b"related: tweets, twitter-api, rest-api\ntopic: twitter\n---\nA social network.\n"
+    )
+    note = doc("Jack_Dorsey", "topic-twitter.md", twitter)
+    row = replace(_row("X is a social network.", [], []), path=note.path)
+    graph = _graph([note], [row], "Jack Dorsey")
+    related_to = {(s, t) for s, r, t in _edges(graph) if r == "RELATED_TO"}
+    assert related_to == {("X (Twitter)", "Twitter API")}
+
+
 def test_the_vendor_s_product_and_its_short_name_are_one_unless_another_maker_makes_it() -> None:
     ios = b"---\ndisplay_name: iOS\ncreated_by: Apple Inc\ntopic: ios\n---\nAn OS.\n"
     docs = [
