@@ -72,7 +72,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "75"
+GRAPH_VERSION = "76"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -402,7 +402,7 @@ def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list
         body = row.content[row.body_offset :] if row.content else ""
         headings = _heading_spans(body)
         code = [m.span() for m in _INLINE_CODE.finditer(body)]
-        for found in row.result.entities:
+        for found in (part for e in row.result.entities for part in _slash_parts(e, gazetteer)):
             if found.start < row.overlap_chars or not (
                 namer.is_name(found.text) and namer.is_name(found.canonical)
             ):
@@ -440,6 +440,36 @@ def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list
                 )
             )
     return raw
+
+
+def _slash_parts(found: EntityMention, gazetteer: Gazetteer | None) -> list[EntityMention]:
+    """A name of names the corpus declares joined by slashes ("C/C++", "Envoy/Kubernetes",
+    "Chrome/Chromium") is each of them, typed as declared; one the corpus declares whole,
+    or with a part it does not ("C++/CLI", "Control-M/Server", "Erlang/OTP"), stays one."""
+    text = found.text
+    if "/" not in text or gazetteer is None or gazetteer.lookup(text) is not None:
+        return [found]
+    parts: list[EntityMention] = []
+    at = 0
+    for piece in text.split("/"):
+        word = piece.strip()
+        entry = gazetteer.lookup(word) if word else None
+        if entry is None:
+            return [found]
+        start = found.start + at + piece.index(word)
+        parts.append(
+            replace(
+                found,
+                text=word,
+                canonical=word,
+                label=entry.type,
+                start=start,
+                end=start + len(word),
+                source="ruler",
+            )
+        )
+        at += len(piece) + 1
+    return parts
 
 
 def _one_word_people_as_products(

@@ -497,3 +497,31 @@ def test_a_word_that_only_says_organisation_is_no_name() -> None:
         assert not is_name(text), text
     for text in ("Stanford University", "Sun Microsystems, Inc.", "Foundation"):
         assert is_name(text), text
+
+
+def test_declared_names_joined_by_a_slash_are_each_of_them() -> None:
+    text = "Gizmo compiles C/C++ and C++/CLI code for Envoy/Kubernetes."
+    result = ExtractionResult(
+        entities=tuple(mention(n, text, "ORG") for n in ("C/C++", "C++/CLI", "Envoy/Kubernetes"))
+    )
+    row = one_chunk(result, text)
+    declared = Gazetteer.build(
+        [
+            ("Acme", NoteFacts(subject=p, is_product=True))
+            for p in ("C", "C++", "Envoy", "Kubernetes")
+        ],
+        {"Acme"},
+    )
+    graph = build_vendor_graph([row], gazetteer=declared)
+    found = {(e.name, e.type) for e in graph.entities}
+    assert {
+        ("C", "PRODUCT"),
+        ("C++", "PRODUCT"),
+        ("Envoy", "PRODUCT"),
+        ("Kubernetes", "PRODUCT"),
+    } <= found
+    # a part the corpus does not declare keeps the name whole ("CLI")
+    assert "C/C++" not in {n for n, _ in found} and "C++/CLI" in {n for n, _ in found}
+    # where the mention was, each part is
+    spans = {(m.start, m.end) for m in graph.mentions}
+    assert (text.index("C/C++"), text.index("C/C++") + 1) in spans
