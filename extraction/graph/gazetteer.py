@@ -173,6 +173,37 @@ def _written_names(notes: Sequence[tuple[str, NoteFacts]]) -> dict[str, str]:
     return {w: w.capitalize() for w in sorted(written & related - lowered)}
 
 
+def _same_by_alias(
+    products: Sequence[tuple[str, str, tuple[str, ...], tuple[str, ...]]],
+    own: dict[str, set[str]],
+) -> None:
+    """Adds to ``own`` (slug -> keys of the products whose own slug it is) the notes
+    whose alias is another note's own slug and that are one product with it: each
+    names the other's own slug among its aliases ("spring" and "spring-framework"), or
+    one's name is the other's behind its maker's brand ("Apache Groovy", alias
+    "groovy", and "Groovy"). An alias alone is not enough: "Angular" lists
+    "angularjs", "Nix" lists "nixos", and each is a product of its own.
+
+    ``products`` holds (subject, own slug, all slugs, maker keys) per product note."""
+    by_slug: dict[str, list[tuple[str, tuple[str, ...], tuple[str, ...]]]] = {}
+    for subject, slug, slugs, makers in products:
+        by_slug.setdefault(slug, []).append((subject, slugs, makers))
+    for subject, slug, slugs, makers in products:
+        for alias in slugs:
+            for other, other_slugs, _ in by_slug.get(alias, []) if alias != slug else []:
+                if slug in other_slugs or _branded(subject, other, makers):
+                    own[alias].add(_key(subject))
+
+
+def _branded(name: str, short: str, makers: Sequence[str]) -> bool:
+    """Whether ``name`` is ``short`` behind the first word of one of its makers' names
+    ("Apache Groovy": "Groovy" by the Apache Software Foundation)."""
+    if not name.endswith(" " + short):
+        return False
+    brand = _key(name[: -len(short)])
+    return any(m.split(" ")[0] == brand for m in makers)
+
+
 def _one_product_per_slug(
     own: dict[str, set[str]], entries: dict[str, Entry], vendors: dict[str, str]
 ) -> dict[str, str]:
@@ -249,6 +280,7 @@ class Gazetteer:
         kinds: dict[str, str] = {}
         # each note's own slug: product pages and topic pages of one slug are one product
         own: dict[str, set[str]] = {}
+        products: list[tuple[str, str, tuple[str, ...], tuple[str, ...]]] = []
 
         def vote(name: str, type_: str, rank: int) -> str:
             key = _key(name)
@@ -278,6 +310,8 @@ class Gazetteer:
                     kinds.setdefault(_key(facts.subject), facts.kind)
                 if facts.slug:
                     own.setdefault(facts.slug, set()).add(_key(facts.subject))
+                    products.append((facts.subject, facts.slug, facts.slugs, tuple(made)))
+        _same_by_alias(products, own)
         entries: dict[str, Entry] = {}
         for key, counter in votes.items():
             by_type: Counter[str] = Counter()

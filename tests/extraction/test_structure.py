@@ -917,6 +917,50 @@ def test_notes_of_one_own_slug_are_one_product_by_its_shortest_name() -> None:
     assert "Vue.js" in vue.aliases and "/vue" not in vue.aliases  # a path is no name
 
 
+def test_notes_naming_each_other_s_slug_or_one_behind_its_maker_s_brand_are_one_product() -> None:
+    docs = [
+        # each lists the other's own slug among its aliases
+        doc(
+            "Pivotal_Software",
+            "topic-spring.md",
+            b"---\ndisplay_name: Spring\ncreated_by: Pivotal Software\ntopic: spring\n"
+            b"aliases: spring-framework\n---\nA framework.\n",
+        ),
+        doc(
+            "VMware",
+            "eol-spring-framework.md",
+            b"---\ntitle: Spring Framework\npermalink: /spring-framework\n"
+            b"alternate_urls:\n  - /spring\n---\nA framework.\n",
+        ),
+        # the foundation's "Apache Groovy" lists "groovy", the topic page's own slug
+        doc(
+            "Apache_Software_Foundation",
+            "eol-apache-groovy.md",
+            b"---\ntitle: Apache Groovy\npermalink: /apache-groovy\n"
+            b"alternate_urls:\n  - /groovy\n---\nA language.\n",
+        ),
+        doc(
+            "James_Strachan",
+            "topic-groovy.md",
+            b"---\ndisplay_name: Groovy\ncreated_by: James Strachan\ntopic: groovy\n---\nG.\n",
+        ),
+        # an alias alone, and a name that is no brand's: two products
+        doc(
+            "Google",
+            "topic-angular.md",
+            b"---\ndisplay_name: Angular\ncreated_by: Google\ntopic: angular\n"
+            b"aliases: angularjs\n---\nA.\n",
+        ),
+        doc(
+            "Google", "eol-angularjs.md", b"---\ntitle: AngularJS\npermalink: /angularjs\n---\nA.\n"
+        ),
+    ]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    assert g.lookup("Spring") == g.lookup("Spring Framework")
+    assert g.lookup("Apache Groovy") == g.lookup("Groovy")
+    assert g.lookup("Angular") != g.lookup("AngularJS")
+
+
 def test_a_vendor_named_with_a_product_in_it_is_not_that_product() -> None:
     fedora = doc("Red_Hat.Fedora", "eol-fedora.md", _page("Fedora", "red-hat"))
     docs = [*corpus(), fedora]
