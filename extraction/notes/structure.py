@@ -27,6 +27,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from wordfreq import zipf_frequency
+
 from extraction.lexicon import is_vocabulary
 from extraction.names import LEGAL_SUFFIXES, guess_vendor_type, normalize_name
 from extraction.notes.card import description, description_names, subject_kind
@@ -345,6 +347,60 @@ def _subject_is_product(meta: dict[str, Any], subject: str) -> bool:
     )
 
 
+#: Code, and a link's address (its text stays), in a note's text.
+_CODE_OR_ADDRESS = re.compile(r"```.*?```|`[^`\n]*`|\]\([^)]*\)", re.S)
+#: Where a sentence, a list item or a heading starts, before a word.
+_STARTS_HERE = re.compile(r"(?:^|[.!?:]\s+|\n\s*[-*>#]*\s*)$")
+
+
+def written_as_concept(subject: str, body: str) -> bool:
+    """Whether a topic page's own text writes its subject as an English phrase, not a
+    name: each time in lower case past its first letter ("Quantum computing is a field
+    of computing", "Docker image", "A cryptocurrency is a digital currency"), never as
+    the title writes it (a sentence's first word aside). A name of one word counts
+    only when it is an English word ("Promise", "Website"): brands are written in lower
+    case too ("supabase", "dlt"); and only English words are lowered ("Shadcn ui" is
+    still a name).
+
+    >>> written_as_concept("Quantum Computing", "Quantum computing is a field.")
+    True
+    >>> written_as_concept("Visual Studio Code", "Visual Studio Code is an editor.")
+    False
+    >>> written_as_concept("Supabase", "The supabase CLI. Supabase is a platform.")
+    False
+    """
+    name = re.sub(r"\s*\([^)]*\)", "", subject).strip()
+    words = name.split()
+    if not words or name.islower():
+        return False
+    text = _CODE_OR_ADDRESS.sub(" ", body)
+    found = list(re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", text, re.I))
+    if not found:
+        return False
+    for m in found:
+        starts = _STARTS_HERE.search(text[max(0, m.start() - 8) : m.start()]) is not None
+        written = m.group(0).split()
+        if written == words and not (starts and len(words) == 1):
+            return False  # written as the title writes it
+        if any(w != w.lower() for w in written[1 if starts else 0 :]):
+            return False  # capitals past a sentence's first letter: a spelling of a name
+    if len(words) == 1:
+        return zipf_frequency(name.lower(), "en") >= _ENGLISH_ZIPF and any(
+            m.group(0).islower() for m in found
+        )
+    return all(
+        zipf_frequency(w.lower(), "en") >= _ENGLISH_ZIPF and len(w) > 2
+        for m in found
+        for w, t in zip(m.group(0).split(), words, strict=True)
+        if w != t
+    )
+
+
+#: Zipf frequency from which a word is English enough to be written in lower case as
+#: a phrase of the language ("computing", "image", "promise"; not "ui" or "dlt").
+_ENGLISH_ZIPF = 3.0
+
+
 def _cpe_vendor(value: str) -> str | None:
     parts = value.split(":")
     if value.startswith("cpe:2.3:") and len(parts) > 3:
@@ -457,7 +513,14 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
         if (link.text, link.slug) not in seen and len(unique_links) < MAX_ITEMS:
             seen.add((link.text, link.slug))
             unique_links.append(link)
-    is_product = bool(subject) and _subject_is_product(meta, subject or "")
+    is_product = (
+        bool(subject)
+        and _subject_is_product(meta, subject or "")
+        and (
+            meta.get("document_type") == "end-of-life"
+            or not written_as_concept(subject or "", _prose(doc))
+        )
+    )
     written, lowered = name_words(doc.body)
     return NoteFacts(
         subject=subject,

@@ -85,6 +85,25 @@ def gazetteer() -> Gazetteer:
     return Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
 
 
+def test_a_topic_its_own_text_writes_as_an_english_phrase_is_a_concept() -> None:
+    def is_product(name: str, text: str, page: str = "topic-x.md") -> bool:
+        data = f"---\ndisplay_name: {name}\ncreated_by: Satoshi Nakamoto\n---\n{text}\n"
+        if page.startswith("eol-"):
+            data = f"---\ntitle: {name}\n---\n{text}\n"
+        return note_facts(doc("Satoshi_Nakamoto", page, data.encode())).is_product
+
+    assert not is_product("Cryptocurrency", "A cryptocurrency is a digital currency.")
+    assert not is_product("Quantum Computing", "Quantum computing is a field of computing.")
+    # a name written as the title writes it mid-sentence, once, is a name
+    assert is_product("Bitcoin", "Bitcoin is a currency. Pay in Bitcoin; a bitcoin is a unit.")
+    # a brand written in lower case, and a word that is no English word, stay names
+    assert is_product("Supabase", "The supabase CLI. It is a platform.")
+    assert is_product("Shadcn UI", "Shadcn ui is a set of components.")
+    # code is not how the text writes a name; a product page is a product whatever it says
+    assert is_product("Git", "Run `git commit`. Git is a version control system.")
+    assert is_product("Website", "A website is a set of pages.", "eol-website.md")
+
+
 def test_front_matter_and_links_become_facts() -> None:
     redux = note_facts(doc("Dan_Abramov", "topic-redux.md", REDUX))
     assert redux.subject == "Redux" and redux.is_product and redux.field == "display_name"
