@@ -66,13 +66,13 @@ from extraction.graph.note_edges import (
 )
 from extraction.graph.resolve import Resolution, resolve_entities
 from extraction.models import NAMED_KIND_OWNED, EntityMention, RelationMention
-from extraction.names import guess_vendor_type, has_org_word
+from extraction.names import display_form, guess_vendor_type, has_org_word
 from extraction.notes.words import plural_noun
 
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "78"
+GRAPH_VERSION = "81"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -844,11 +844,17 @@ def _guessed_once(e: GraphEntity, gazetteer: Gazetteer | None) -> bool:
     """A name the model wrote once with no organisation's word of its own (plain English
     in capitals has none) and that is not a person's name in full ("Hank Scorpio", the
     model's safest guess)."""
+    names = [e.name, *e.aliases]
+    if e.type == "ORG":
+        # "the Release Date": the article is no organisation's word in a name of
+        # several (it still reads as one in "the Canonical", "the MITRE")
+        names = [display_form(n) if len(display_form(n).split()) > 1 else n for n in names]
     return (
         e.mention_count == 1
         and not any(
-            has_org_word(name) and not capitalised_phrase(name, gazetteer)
-            for name in (e.name, *e.aliases)
+            (has_org_word(name) or (" " in name and _org_head(name)))
+            and not capitalised_phrase(name, gazetteer)
+            for name in names
         )
         and not (e.type == "PERSON" and guess_vendor_type(e.name) == "PERSON")
     )
@@ -879,9 +885,14 @@ def _bare_acronym(entity: GraphEntity, gazetteer: Gazetteer | None) -> bool:
     True
     """
     names = (entity.name, *entity.aliases)
-    return all(
-        _ACRONYM.fullmatch(name) and (gazetteer is None or gazetteer.lookup(name) is None)
-        for name in names
+    acronyms = [n for n in names if _ACRONYM.fullmatch(n)]
+    return bool(acronyms) and all(
+        # an acronym the corpus does not declare, or what it stands for written as plain
+        # English ("MSP", "Managed Service Provider"; "ESM", "Expanded Security
+        # Maintenance"), not an organisation's name ("Internet Engineering Task Force")
+        (n in acronyms and (gazetteer is None or gazetteer.lookup(n) is None))
+        or (n not in acronyms and capitalised_phrase(n, gazetteer))
+        for n in names
     )
 
 
@@ -894,10 +905,17 @@ ORG_HEADS = frozenset(
     college academy panel organization organisation federation union forum authority
     administration laboratory laboratories lab labs inc ltd llc corp corporation company
     group team alliance community project center centre bank fund trust church club league
-    network board archive division directorate studio studios press party
+    network board archive division directorate studio studios press party force
     """.split()  # noqa: SIM905
 )
 _LINK_WORDS = frozenset(["of", "and", "for", "on", "the", "in", "&", "to"])
+
+
+def _org_head(name: str) -> bool:
+    """Whether the last word of a name (before "of", "for", "on") is one organisations
+    are named with ("San Diego Supercomputer Center", "Internet Engineering Task Force")."""
+    words = re.split(r"\s(?:of|for|on)\s", name)[0].split()
+    return bool(words) and words[-1].casefold().strip(".,") in ORG_HEADS
 
 
 def capitalised_phrase(name: str, gazetteer: Gazetteer | None) -> bool:
@@ -920,8 +938,7 @@ def capitalised_phrase(name: str, gazetteer: Gazetteer | None) -> bool:
             return False
         if rare_word(word) or (gazetteer is not None and gazetteer.lookup(word) is not None):
             return False
-    head = re.split(r"\s(?:of|for|on)\s", name)[0].split()[-1]
-    return head.casefold().strip(".,") not in ORG_HEADS
+    return not _org_head(name)
 
 
 def _release_table(row: VendorChunkExtraction) -> bool:

@@ -250,6 +250,38 @@ def test_an_acronym_the_model_calls_an_organisation_needs_a_typed_fact_or_a_decl
     assert {"IBM", "CNCF", "Velquinlum"} <= names
 
 
+def test_an_article_or_plain_english_for_an_acronym_makes_no_organisation() -> None:
+    """ "the Release Date", guessed once, is no organisation for its article ("the" is a
+    word organisations are named with); an acronym whose letters stand for plain English
+    ("MSP", a Managed Service Provider) is none however often it is written. One word
+    after "the" ("the Canonical") and a name with an organisation's head ("the San Diego
+    Supercomputer Center") stay."""
+    text = (
+        "See the Release Date. A Managed Service Provider (MSP) helps; MSP and MSP agree. "
+        "Ask the Canonical team and the San Diego Supercomputer Center."
+    )
+
+    def guessed(written: str, name: str, at: int = 0) -> EntityMention:
+        start = text.index(written, at)
+        return EntityMention(written, "ORG", start, start + len(written), name, "ner")
+
+    msp = text.index("(MSP)") + 1
+    result = ExtractionResult(
+        entities=(
+            guessed("the Release Date", "Release Date"),
+            guessed("Managed Service Provider", "Managed Service Provider"),
+            guessed("MSP", "MSP", msp),
+            guessed("MSP", "MSP", msp + 10),
+            guessed("MSP", "MSP", msp + 18),
+            guessed("the Canonical", "Canonical"),
+            guessed("the San Diego Supercomputer Center", "San Diego Supercomputer Center"),
+        ),
+    )
+    names = {e.name for e in one_chunk_graph(result, text).entities}
+    assert "Release Date" not in names and "MSP" not in names
+    assert {"Canonical", "San Diego Supercomputer Center"} <= names, names
+
+
 def test_a_plural_english_word_or_a_letter_the_model_calls_a_product_once_is_no_product() -> None:
     """ "Scripts" and the "F" of "F#", guessed once by the model and held by no typed
     relationship, are left out; a rare word ("Octicons"), a declared product and one a
