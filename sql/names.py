@@ -53,6 +53,8 @@ LEGAL_SUFFIXES: frozenset[str] = frozenset(
         "llp",
         "pvt",
         "holdings",
+        "sro",
+        "s r o",
     }
 )
 
@@ -87,6 +89,8 @@ def normalize_name(text: str, *, strip_legal: bool = True) -> str:
     'c++'
     >>> normalize_name("The Apache Software Foundation")
     'apache software foundation'
+    >>> normalize_name("asc Applied Software Consultants, s.r.o.")
+    'asc applied software consultants'
     """
     words = _SPACES.sub(" ", _PUNCT.sub(" ", fold(text))).strip().split(" ")
     if len(words) > 1 and words[0] == "the":
@@ -97,4 +101,7 @@ def normalize_name(text: str, *, strip_legal: bool = True) -> str:
         # two-letter abbreviations split by punctuation ("S.A." -> "s a")
         while len(words) > 2 and " ".join(words[-2:]) in LEGAL_SUFFIXES:
             del words[-2:]
+        # three ("s.r.o." -> "s r o")
+        while len(words) > 3 and " ".join(words[-3:]) in LEGAL_SUFFIXES:
+            del words[-3:]
     return " ".join(w for w in words if w)

@@ -49,6 +49,11 @@ _UNNAMED_MAKERS = re.compile(
     r"|.*\s(?:contributors|collaborators|volunteers)|[a-z][a-z\s]*\scommunity|[Tt]he\s+[a-z].*)$"
 )
 _PARENS = re.compile(r"\s*\([^)]*\)")
+#: The quotes of a nickname inside a person's name ("Michael "Monty" Widenius", as
+#: his folder writes it: Michael Monty Widenius).
+_NICKNAME = re.compile(r"[“\"]([^”\"\s]{1,40})[”\"](?=\s)")
+#: Words before a maker's name that say when or how it made the thing.
+_MAKER_LEAD = re.compile(r"^(?:originally|initially|later|first)\s+(?:\w+\s+)?by\s+", re.I)
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._+-]*$")
 _NOTE_LINK = re.compile(r"\[([^\]\n]{1,200})\]\(\s*/([A-Za-z0-9][A-Za-z0-9._+-]*)/?\s*\)")
 _EOL_URL = re.compile(r"https?://endoflife\.date/([A-Za-z0-9][A-Za-z0-9._+-]*)")
@@ -261,16 +266,35 @@ def split_makers(text: str) -> list[str]:
     []
     >>> split_makers("The Apache Software Foundation and the Ubuntu community")
     ['The Apache Software Foundation', 'the Ubuntu community']
+    >>> split_makers("Defold Foundation, originally by Christian Murray and Ragnar Svensson")
+    ['Defold Foundation', 'Christian Murray', 'Ragnar Svensson']
+    >>> split_makers("Ryan Florence & Michael Jackson"), split_makers("@jbeda, @craigmcl")
+    (['Ryan Florence', 'Michael Jackson'], ['jbeda', 'craigmcl'])
+    >>> split_makers("Matthew Eernisse, Tiancheng “Timothy” Gu")
+    ['Matthew Eernisse', 'Tiancheng Timothy Gu']
+    >>> split_makers("asc Applied Software Consultants, s.r.o.")
+    ['asc Applied Software Consultants, s.r.o']
     """
-    cleaned = _PARENS.sub("", text)
+    cleaned = _NICKNAME.sub(r"\1", _PARENS.sub("", text))
     cleaned = re.sub(r"\s+et al\.?\s*$", "", cleaned.strip(), flags=re.IGNORECASE)
     parts: list[str] = []
     for part in (p.strip(" .\t") for p in _SPLIT_MAKERS.split(cleaned)):
+        # "originally by Christian Murray", "@jbeda": the name
+        part = _MAKER_LEAD.sub("", part).lstrip("@")
         if parts and normalize_name(part, strip_legal=False) in LEGAL_SUFFIXES:
             parts[-1] += f", {part}"  # a legal form after a comma is the name's
         else:
-            parts.append(part)
+            parts.extend(_people_and(part))
     return [p for p in parts if p and not _UNNAMED_MAKERS.match(p)]
+
+
+def _people_and(part: str) -> list[str]:
+    """A person's name and another name joined by "&" are two makers ("Ryan Florence &
+    Michael Jackson"); a company's name keeps its "&" ("Johnson & Johnson")."""
+    left, amp, right = part.partition(" & ")
+    if amp and guess_vendor_type(left) == "PERSON" and right:
+        return [left.strip(), *_people_and(right.strip())]
+    return [part]
 
 
 def _words(value: Any) -> list[str]:
