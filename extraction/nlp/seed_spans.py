@@ -16,7 +16,7 @@ from typing import Any
 from spacy.tokens import Doc, Span
 
 from extraction.lexicon import is_version_like, is_vocabulary
-from extraction.names import has_org_word
+from extraction.names import LEGAL_SUFFIXES, normalize_name
 
 #: Capitalised words a product's name does not run on with (headings such as "PHP
 #: Release Cycle", "Firebase Alternative"), besides support-phase vocabulary.
@@ -26,13 +26,44 @@ _NOT_NAME_TAIL = frozenset(
     history overview guide status table calendar matrix timeline roadmap faq ecosystem
     """.split()  # noqa: SIM905
 )
+#: Words of a person's role after a declared name ("the FreeBSD Security Officer").
+_ROLES = frozenset(
+    """
+    officer officers director directors manager managers president chairman founder ceo cto
+    engineer engineers maintainer maintainers
+    """.split()  # noqa: SIM905
+)
 #: Vocabulary words that do continue a product's name ("Bamboo Server", "Ubuntu Pro").
 _NAME_TAIL_WORDS = frozenset(["server", "pro", "cloud", "enterprise", "core", "desktop", "beta"])
 
 
+#: Last words of an organisation's name: a declared name and one of these is still an
+#: organisation ("Kotlin Foundation", "Riot Games Third-Party Developer Community").
+_ORG_HEADS = frozenset(
+    """
+    foundation foundations community communities team teams group labs lab project
+    consortium institute university association society committee council initiative
+    alliance studios studio company corporation network federation services solutions
+    technologies industries partners ventures holdings
+    """.split()  # noqa: SIM905
+)
+
+
+def _org_named(text: str) -> bool:
+    """Whether a name ends as organisations' names do (its head word, or a legal form)."""
+    last = text.split()[-1]
+    return last.casefold().strip(".,") in _ORG_HEADS or (
+        normalize_name(last, strip_legal=False) in LEGAL_SUFFIXES
+    )
+
+
 def _ends_a_name(word: str) -> bool:
     """A plain capitalised word after a declared name that is not part of it."""
-    return word in _NOT_NAME_TAIL or (is_vocabulary(word) and word not in _NAME_TAIL_WORDS)
+    return (
+        word in _NOT_NAME_TAIL
+        or word in _ROLES  # "the FreeBSD Security Officer" is a person's role
+        or (is_vocabulary(word) and word not in _NAME_TAIL_WORDS)
+    )
 
 
 def _listed_name(t: Any) -> bool:
@@ -49,8 +80,9 @@ def names_after_seeds(doc: Doc, spans: list[Span]) -> list[Span]:
     """A declared name that modifies the capitalised words after it makes one product
     with them ("the Java Class Library", "the GitHub CLI", "the GitHub REST API v3"):
     the seed is a compound of the words that follow, which are capitalised or
-    acronyms up to a version or the end of the noun. Source ``compound``; names with
-    an organisation word ("Kotlin Foundation") are left as they are."""
+    acronyms up to a version or the end of the noun ("the Atlassian Cloud", "the
+    Apple TV"). Source ``compound``; a name ending as an organisation's does ("Kotlin
+    Foundation") is left as it is."""
     seeds = [s for s in spans if s.kb_id_ == "ruler" and s.label_ in ("ORG", "PRODUCT")]
     if not seeds:
         return spans
@@ -83,7 +115,7 @@ def names_after_seeds(doc: Doc, spans: list[Span]) -> list[Span]:
         while end - 1 > seed.end and is_version_like(doc[end - 1].text):
             end -= 1  # "GitHub GraphQL API v4" is the GitHub GraphQL API
         combined = Span(doc, seed.start, end, label="PRODUCT", kb_id="compound")
-        if has_org_word(combined.text) or is_vocabulary(combined.text):
+        if _org_named(combined.text) or is_vocabulary(combined.text):
             continue
         gone |= inside | {k_seed}
         out.append(combined)

@@ -262,7 +262,9 @@ def _extend_names(doc: Doc, spans: list[Span], ends: Sequence[int]) -> list[Span
         used[span.start : span.end] = b"\x01" * (span.end - span.start)
     out: list[Span] = []
     for span in spans:
-        if span.label_ not in ("ORG", "PERSON"):
+        if span.label_ not in ("ORG", "PERSON") or span.kb_id_ == "ruler":
+            # a name the notes declare is whole as written; the capitalised words
+            # after it make a product of it, if anything (names_after_seeds: "Apple TV")
             out.append(span)
             continue
         start, end = span.start, span.end

@@ -336,7 +336,21 @@ def test_a_declared_name_and_the_capitalised_words_it_modifies_are_one_product(
     # a heading's release words and a common noun's modifiers are not names
     php = entities("## PHP Release Cycle\n\nUse the PHP HTTP client.", (("PHP", "PRODUCT"),))
     assert set(php) == {"PHP"}
-    # an organisation word keeps the model's organisation
+    # a declared organisation and the capitalised words after it are its product, not a
+    # longer organisation ("the Atlassian Cloud", "the Apple TV"); "Cloud" is a word
+    # companies are named with, but not the end of an organisation's name
+    owned = entities(
+        "Bitbucket Cloud is part of the Atlassian Cloud. It runs on the Apple TV.",
+        (("Atlassian", "ORG"), ("Apple", "ORG"), ("Bitbucket Cloud", "PRODUCT")),
+    )
+    assert owned["Atlassian Cloud"] == owned["Apple TV"] == ("PRODUCT", "compound")
+    # a person's role and a company's name after a declared name are no product of it
+    roles = entities(
+        "Ask the FreeBSD Security Officer or OpenSSL Software Services.",
+        (("FreeBSD", "PRODUCT"), ("OpenSSL", "PRODUCT")),
+    )
+    assert not {"FreeBSD Security Officer", "OpenSSL Software Services"} & set(roles), roles
+    # an organisation's head word keeps the model's organisation
     assert "Kotlin Foundation" not in {
         n.removeprefix("The ")
         for n, (label, _) in entities(
