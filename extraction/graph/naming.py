@@ -259,6 +259,15 @@ ORG_TAILS = frozenset(
 )
 
 
+#: What stands between a name and another name of it in brackets ("tvOS (formerly
+#: Apple TV Software)", "React (also known as ReactJS)").
+_OTHER_NAME = re.compile(
+    r"\(\s*(?:(?:formerly|previously|originally)(?: (?:known as|named|called))?"
+    r"|also known as|aka|a\.k\.a\.)\s*",
+    re.IGNORECASE,
+)
+
+
 def settle_names(
     raw: Sequence[RawMention],
     namer: Namer,
@@ -271,7 +280,8 @@ def settle_names(
 
     Names are first the corpus's (:class:`Namer`); then spellings of one thing
     are joined: an abbreviation in parentheses after a name ("Extensible Markup
-    Language (XML)"), and a product named with its owner in front ("HashiCorp
+    Language (XML)") or another name of it there ("tvOS (formerly Apple TV
+    Software)"), and a product named with its owner in front ("HashiCorp
     Nomad" is "Nomad" when the vendor's notes name "Nomad" as a product), and an
     organisation with or without a word of :data:`ORG_TAILS` ("Sun Microsystems"
     and "Sun"). A group
@@ -322,6 +332,7 @@ def settle_names(
             parent[rb] = ra
 
     ordered = sorted(named, key=lambda m: (m.chunk_id, m.start))
+    former: set[str] = set()  # another name a product went by: not the one shown
     if vendor is not None:
         for variant in vendor_variants & spelled.keys():
             union(name_key(vendor), variant)
@@ -343,6 +354,17 @@ def settle_names(
             and reads_as_abbreviation(a.name, b.name)
         ):
             union(name_key(a.name), name_key(b.name))
+        elif (
+            # "tvOS (formerly Apple TV Software)", "OpenAPI (previously known as Swagger)":
+            # the other name of one product; not two the corpus declares apart
+            # ("OpenText (formerly Micro Focus)")
+            _OTHER_NAME.fullmatch(" ".join(between.split()))
+            and after == ")"
+            and a.label == b.label == "PRODUCT"
+            and not namer.distinct_products(a.name, b.name)
+        ):
+            union(name_key(a.name), name_key(b.name))
+            former.add(name_key(b.name))
     products = {k for k, c in votes.items() if known.get(k, c.most_common(1)[0][0]) == "PRODUCT"}
     owners = set(vendor_keys) | {
         k for k, c in votes.items() if known.get(k, c.most_common(1)[0][0]) in ("ORG", "PERSON")
@@ -430,7 +452,9 @@ def settle_names(
             type_ = known[best]
             corpus_keys.update(members)
         else:
-            best = max(members, key=lambda k: (sum(spelled[k].values()), len(k), k))
+            best = max(
+                members, key=lambda k: (k not in former, sum(spelled[k].values()), len(k), k)
+            )
             total: Counter[str] = Counter()
             for k in members:
                 total.update(votes.get(k, Counter()))

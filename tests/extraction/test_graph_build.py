@@ -557,3 +557,30 @@ def test_declared_names_joined_by_a_slash_are_each_of_them() -> None:
     # where the mention was, each part is
     spans = {(m.start, m.end) for m in graph.mentions}
     assert (text.index("C/C++"), text.index("C/C++") + 1) in spans
+
+
+def test_another_name_in_brackets_is_the_same_product_shown_by_its_current_name() -> None:
+    text = (
+        "FastAPI is based on OpenAPI (previously known as Swagger). Swagger tools help. "
+        "OpenText (formerly Micro Focus) sells it."
+    )
+    result = ExtractionResult(
+        entities=(
+            mention("FastAPI", text, "PRODUCT", "ruler"),
+            mention("OpenAPI", text, "PRODUCT"),
+            mention("Swagger", text, "PRODUCT"),
+            EntityMention(
+                "Swagger", "PRODUCT", text.rindex("Swagger"), text.rindex("Swagger") + 7, "Swagger"
+            ),
+            mention("OpenText", text, "ORG", "ruler"),
+            mention("Micro Focus", text, "ORG", "ruler"),
+        ),
+        relations=(rel("FastAPI", "PRODUCT", "OpenText", "ORG", "PARTNERS_WITH", 0.9, "s"),),
+    )
+    graph = one_chunk_graph(result, text)
+    entities = {e.name: e.aliases for e in graph.entities}
+    # written twice as Swagger, once as OpenAPI: still shown as OpenAPI
+    assert "OpenAPI" in entities and "Swagger" in entities["OpenAPI"]
+    assert "Swagger" not in entities
+    # two organisations are not one product's names
+    assert "OpenText" in entities and "Micro Focus" in entities
