@@ -130,18 +130,32 @@ def _continues(t: Any) -> bool:
     return t.text[:1].isupper() or t.like_num or t.text in ("-", "/", "+")
 
 
+#: Words that close a list without naming its last item ("and others").
+_OTHERS = frozenset(["others", "more", "many"])
 #: Words that join the last item of a list to the others.
 _LIST_LINKS = frozenset(["and", "or"])
 
 
 def _comma_list(doc: Doc, seed: Span, owner: dict[int, int], spans: list[Span]) -> list[int]:
+    """Token indices of the one-word items of :func:`_comma_items` that no span holds
+    yet, or that one model span holds alone."""
+    return [
+        b
+        for b, e in _comma_items(doc, seed, owner, spans)
+        if e == b + 1 and (b not in owner or spans[owner[b]].kb_id_ == "ner")
+    ]
+
+
+def _comma_items(
+    doc: Doc, seed: Span, owner: dict[int, int], spans: list[Span]
+) -> list[tuple[int, int]]:
     """The one-word items of the comma list ``seed`` stands in, by the text alone
     ("supporting DICT, FILE, FTP, ..., WS and WSS"): the items on each side of the
-    seed joined by commas, the last by "and" or "or". An item is a span of its own
-    or one word followed by the list's next joint or its end; the list counts only
-    with at least three items and a closing "and" / "or" (two names and a comma
-    are a clause: "In Java, Kotlin is ..."). Token indices of the one-word items
-    that no span holds yet, or that one model span holds alone."""
+    seed joined by commas, the last by "and" or "or" (or closed by "and others"). An
+    item is a span of its own or one word followed by the list's next joint or its
+    end; the list counts only with at least three items and a closing "and" / "or"
+    (two names and a comma are a clause: "In Java, Kotlin is ..."). The items'
+    token ranges, the seed's among them; none when there is no such list."""
 
     def _one_word_item(i: int) -> bool:
         """A name of one word, not a word of a longer one ("Windows 10 Mobile",
@@ -186,6 +200,9 @@ def _comma_list(doc: Doc, seed: Span, owner: dict[int, int], spans: list[Span]) 
     at = seed.end
     while not closed:
         n, closing = right_joint(at)
+        if closing and at + n < len(doc) and doc[at + n].lower_ in _OTHERS:
+            closed = True  # "Apple, Google, Nokia, and others"
+            break
         item = item_at(at + n) if n else None
         if item is None:
             break
@@ -201,7 +218,21 @@ def _comma_list(doc: Doc, seed: Span, owner: dict[int, int], spans: list[Span]) 
             break
         items.insert(0, item)
         at, closed = item[0], closed or closing
-    if not closed or len(items) < 3:
+    return items if closed and len(items) >= 3 else []
+
+
+def _organisations_listed(
+    doc: Doc, seed: Span, owner: dict[int, int], spans: list[Span]
+) -> list[int]:
+    """The one-word items of a comma list of organisations (:func:`_comma_items`) that
+    no span holds yet or the model typed otherwise: where two organisations the notes
+    declare stand in it and no declared product does ("developed by KDE, Apple,
+    Google, Nokia, Bitstream, BlackBerry, Sony, Igalia, and others")."""
+    items = _comma_items(doc, seed, owner, spans)
+    declared = [
+        spans[owner[b]] for b, _ in items if b in owner and spans[owner[b]].kb_id_ == "ruler"
+    ]
+    if sum(s.label_ == "ORG" for s in declared) < 2 or any(s.label_ == "PRODUCT" for s in declared):
         return []
     return [
         b for b, e in items if e == b + 1 and (b not in owner or spans[owner[b]].kb_id_ == "ner")
@@ -214,15 +245,22 @@ def list_mates(doc: Doc, spans: list[Span]) -> list[Span]:
     capitalised conjunct of a seeded PRODUCT that the model left untagged, or tagged
     as something else, becomes a PRODUCT (source ``list``). The list is the parse's
     conjuncts and the comma list the seed stands in (:func:`_comma_list`: a long list
-    of acronyms is parsed as a chain of appositions and modifiers, not conjuncts)."""
-    seeded = [s for s in spans if s.label_ == "PRODUCT" and s.kb_id_ == "ruler"]
+    of acronyms is parsed as a chain of appositions and modifiers, not conjuncts). A
+    comma list of organisations the notes declare makes organisations of its other
+    names the same way (:func:`_organisations_listed`)."""
+    seeded = [s for s in spans if s.label_ in ("PRODUCT", "ORG") and s.kb_id_ == "ruler"]
     if not seeded:
         return spans
     owner = {i: k for k, s in enumerate(spans) for i in range(s.start, s.end)}
     out = list(spans)
     added: set[int] = set()
     for seed in seeded:
-        mates = {*seed.root.conjuncts, *(doc[i] for i in _comma_list(doc, seed, owner, spans))}
+        label = seed.label_
+        if label == "PRODUCT":
+            listed = _comma_list(doc, seed, owner, spans)
+            mates = {*seed.root.conjuncts, *(doc[i] for i in listed)}
+        else:
+            mates = {doc[i] for i in _organisations_listed(doc, seed, owner, spans)}
         for t in sorted(mates, key=lambda t: t.i):
             if t.i in added or not _listed_name(t):
                 continue
@@ -231,11 +269,11 @@ def list_mates(doc: Doc, spans: list[Span]) -> list[Span]:
                 span = spans[k]
                 if (
                     span.kb_id_ == "ner"
-                    and span.label_ != "PRODUCT"
+                    and span.label_ != label
                     and span.root.i == t.i
                     and not any(x.is_punct or x.dep_ in ("cc", "det") for x in span)
                 ):
-                    out[k] = Span(doc, span.start, span.end, label="PRODUCT", kb_id="list")
+                    out[k] = Span(doc, span.start, span.end, label=label, kb_id="list")
                     added.add(t.i)
                 continue
             start = t.i
@@ -247,7 +285,7 @@ def list_mates(doc: Doc, spans: list[Span]) -> list[Span]:
                 and doc[start - 1].text[:1].isupper()
             ):
                 start -= 1
-            out.append(Span(doc, start, t.i + 1, label="PRODUCT", kb_id="list"))
+            out.append(Span(doc, start, t.i + 1, label=label, kb_id="list"))
             added.add(t.i)
     out.sort(key=lambda s: s.start)
     return out

@@ -289,6 +289,17 @@ def test_a_long_list_of_acronyms_is_read_by_its_commas(extractor: Extractor) -> 
     assert {n: found.get(n) for n in [*protocols.split(), "WS", "WSS"]} == dict.fromkeys(
         [*protocols.split(), "WS", "WSS"], "PRODUCT"
     )
+    # a list of organisations the notes declare, closed by "and others", makes
+    # organisations of its other names; one with a declared product in it does not
+    text = "It is developed by Apple, Google, Nokia, Bitstream, Sony, Igalia, and others."
+    seeds = (("Apple", "ORG"), ("Google", "ORG"), ("Nokia", "ORG"), ("Sony", "ORG"))
+    ctx = ExtractionContext(vendor=None, known_entities=seeds)
+    found = {e.text: (e.label, e.source) for e in extractor.extract(text, ctx).entities}
+    assert found["Bitstream"] == found["Igalia"] == ("ORG", "list"), found
+    mixed = (("Apple", "ORG"), ("Google", "ORG"), ("Sony", "PRODUCT"))
+    ctx = ExtractionContext(vendor=None, known_entities=mixed)
+    found = {e.text: (e.label, e.source) for e in extractor.extract(text, ctx).entities}
+    assert found.get("Bitstream") != ("ORG", "list"), found
     # a word of a longer name is no item of its own; two names and a comma are no list
     for text, seeds, word in [
         (
