@@ -191,6 +191,18 @@ class Ends:
             and m.canonical.casefold() == self.subject.casefold()
         ][:1]
 
+    def _part_owner(self, noun: Token) -> list[Mention]:
+        """The product whose part a plain noun is, by a possessive ("WebKit's HTML and
+        JavaScript engine ... has been developed by ..."): what is done to the part is
+        done to the product; not an organisation's ("Apple's engine")."""
+        if noun.pos_ != "NOUN" or noun.lower_ not in GENERIC or self.owner[noun.i] >= 0:
+            return []
+        return [
+            m
+            for c in noun.children
+            if c.dep_ == "poss" and (m := self.at(c)) is not None and m.label == "PRODUCT"
+        ][:1]
+
     def _runs_on(self, m: Mention, head: Token) -> bool:
         end = m.span.end
         if end >= len(self.doc) or end == head.i:
@@ -220,8 +232,10 @@ class Ends:
                 tok = tok.head
                 continue
             if subjects and not (relative and tok.dep_ == "relcl"):
-                return self.names(subjects[0], inside=False) or self._subject_by_release_word(
-                    subjects[0]
+                return (
+                    self.names(subjects[0], inside=False)
+                    or self._subject_by_release_word(subjects[0])
+                    or self._part_owner(subjects[0])
                 )
             if tok.dep_ == "attr" and (host := self._comma_host(tok)) is not None:
                 # "OLM is part of the Operator Framework, an open source toolkit by Red

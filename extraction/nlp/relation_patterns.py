@@ -342,6 +342,10 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         # "a suite of ... technologies consisting of vSphere, NSX, and vSAN": what the
         # suite is about consists of them
         sources = ends.about(trigger.head.head.head, product)
+    if rule == "made_by" and "tgt" in at:
+        # "developed by KDE contributors, Apple, Google, ..., and others": the makers
+        # the parser hung elsewhere, listed after the slot's phrase
+        targets = [*targets, *_listed_after(ends, at["tgt"])]
     if rule in ("made_by", "made_at", "project_of"):
         sources, targets = targets, sources  # the slot holds the maker
     if rule == "made_at":
@@ -375,6 +379,36 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
                 m.span.start <= trigger.i < m.span.end for m in (s, t)
             ):
                 yield PatternFound(rtype, rule, s, t, trigger.sent)
+
+
+#: Words that close a list without naming its last item ("and others").
+_LIST_END = frozenset(["others", "more", "many"])
+
+
+def _listed_after(ends: Ends, tok: Token) -> list[Mention]:
+    """Organisations and people listed by commas right after ``tok``'s phrase, the
+    list closed by "and" / "or" and a last name or "others" ("by KDE contributors,
+    Apple, Google, Nokia, and others"); none when the commas hold anything else."""
+    doc = ends.doc
+    at = tok.right_edge.i + 1
+    found: list[Mention] = []
+    while at < tok.sent.end and doc[at].text == ",":
+        at += 1
+        closing = at < len(doc) and doc[at].lower_ in ("and", "or")
+        at += closing
+        if closing and at < len(doc) and doc[at].lower_ in _LIST_END:
+            return found if len(found) >= 2 else []
+        k = ends.owner[at] if at < len(doc) else -1
+        if k < 0:
+            return []
+        m = ends.named[k]
+        if m.span.start != at or m.label not in ("ORG", "PERSON"):
+            return []
+        found.append(m)
+        at = m.span.end
+        if closing:
+            return found if len(found) >= 2 else []
+    return []
 
 
 def _owned_names(ends: Ends, owned: Token) -> list[Mention]:

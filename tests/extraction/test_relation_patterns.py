@@ -698,3 +698,30 @@ def test_nothing_is_built_on_a_place_but_a_y_based_place_stays_a_place(
     assert ("SUSE Manager", "Uyuni", "PRODUCT") in based
     assert {e.text: e.label for e in result.entities}.get("Uyuni") == "PRODUCT"
     assert not _typed(extractor, "Ubuntu is a London-based software company.")
+
+
+def test_makers_listed_after_the_slot_and_a_product_s_part_made_by_them() -> None:
+    ex = Extractor(nlp=shared_nlp())
+    makers = ("Apple", "Google", "Nokia", "Sony", "KDE")
+    seeds = (("WebKit", "PRODUCT"), *((n, "ORG") for n in makers))
+    text = (
+        "WebKit's HTML and JavaScript engine started as a fork of the KHTML and KJS "
+        "libraries from KDE, and has since been further developed by KDE contributors, "
+        "Apple, Google, Nokia, Bitstream, BlackBerry, Sony, Igalia, and others."
+    )
+    found = {
+        (r.source, r.type, r.target)
+        for r in ex.extract(text, ExtractionContext(known_entities=seeds)).relations
+        if r.method == "pattern:made_by"
+    }
+    # each listed maker made the product whose engine it is (the parser hangs the list
+    # on "started", not on "by")
+    assert {(n, "PRODUCES", "WebKit") for n in makers[:4]} <= found, found
+    # commas that hold anything but names are no list of makers
+    text = "WebKit's engine was developed by KDE contributors, with help, and Apple."
+    found = {
+        (r.source, r.target)
+        for r in ex.extract(text, ExtractionContext(known_entities=seeds)).relations
+        if r.method == "pattern:made_by"
+    }
+    assert ("Apple", "WebKit") not in found
