@@ -947,7 +947,13 @@ def strategies(facts: Facts) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
                 ),
                 "version": (st.sampled_from(["3.12.1", "10.2", "v17", "11 SP3", "x"]), False),
                 "as_of": (
-                    st.sampled_from(["2026-01-15", "2024-13-01", "2024", "", "2020-02-30"]),
+                    # a real day as often as a malformed one: most calls are refused
+                    # already (a within_days beside a product), and the fuzzing must
+                    # reach past validation for this tool too
+                    weighted(
+                        (4, st.sampled_from(["2026-01-15", "2025-06-30"])),
+                        (4, st.sampled_from(["2024-13-01", "2024", "", "2020-02-30"])),
+                    ),
                     False,
                 ),
                 "within_days": (st.integers(-2, 10_002), False),
