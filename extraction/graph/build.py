@@ -848,7 +848,8 @@ def _guessed_once(e: GraphEntity, gazetteer: Gazetteer | None) -> bool:
     if e.type == "ORG":
         # "the Release Date": the article is no organisation's word in a name of
         # several (it still reads as one in "the Canonical", "the MITRE")
-        names = [display_form(n) if len(display_form(n).split()) > 1 else n for n in names]
+        shown = [(n, display_form(n)) for n in names]
+        names = [d if " " in d else n for n, d in shown]
     return (
         e.mention_count == 1
         and not any(

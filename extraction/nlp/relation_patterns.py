@@ -118,6 +118,7 @@ from extraction.nlp.pattern_rules import (
     TRIGGERS,
     matcher_for,
 )
+from extraction.nlp.seed_spans import LIST_END, LIST_LINKS
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,10 +382,6 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
                 yield PatternFound(rtype, rule, s, t, trigger.sent)
 
 
-#: Words that close a list without naming its last item ("and others").
-_LIST_END = frozenset(["others", "more", "many"])
-
-
 def _listed_after(ends: Ends, tok: Token) -> list[Mention]:
     """Organisations and people listed by commas right after ``tok``'s phrase, the
     list closed by "and" / "or" and a last name or "others" ("by KDE contributors,
@@ -394,9 +391,9 @@ def _listed_after(ends: Ends, tok: Token) -> list[Mention]:
     found: list[Mention] = []
     while at < tok.sent.end and doc[at].text == ",":
         at += 1
-        closing = at < len(doc) and doc[at].lower_ in ("and", "or")
+        closing = at < len(doc) and doc[at].lower_ in LIST_LINKS
         at += closing
-        if closing and at < len(doc) and doc[at].lower_ in _LIST_END:
+        if closing and at < len(doc) and doc[at].lower_ in LIST_END:
             return found if len(found) >= 2 else []
         k = ends.owner[at] if at < len(doc) else -1
         if k < 0:

@@ -131,18 +131,23 @@ def _continues(t: Any) -> bool:
 
 
 #: Words that close a list without naming its last item ("and others").
-_OTHERS = frozenset(["others", "more", "many"])
+LIST_END = frozenset(["others", "more", "many"])
 #: Words that join the last item of a list to the others.
-_LIST_LINKS = frozenset(["and", "or"])
+LIST_LINKS = frozenset(["and", "or"])
 
 
 def _comma_list(doc: Doc, seed: Span, owner: dict[int, int], spans: list[Span]) -> list[int]:
     """Token indices of the one-word items of :func:`_comma_items` that no span holds
     yet, or that one model span holds alone."""
+    return _open_words(_comma_items(doc, seed, owner, spans), owner, spans)
+
+
+def _open_words(
+    items: list[tuple[int, int]], owner: dict[int, int], spans: list[Span]
+) -> list[int]:
+    """The one-word items that no span holds yet, or that one model span holds alone."""
     return [
-        b
-        for b, e in _comma_items(doc, seed, owner, spans)
-        if e == b + 1 and (b not in owner or spans[owner[b]].kb_id_ == "ner")
+        b for b, e in items if e == b + 1 and (b not in owner or spans[owner[b]].kb_id_ == "ner")
     ]
 
 
@@ -176,13 +181,13 @@ def _comma_items(
     def right_joint(i: int) -> tuple[int, bool]:
         """Tokens of the joint starting at ``i`` and whether it closes the list."""
         if i < len(doc) and doc[i].text == ",":
-            closing = i + 1 < len(doc) and doc[i + 1].lower_ in _LIST_LINKS
+            closing = i + 1 < len(doc) and doc[i + 1].lower_ in LIST_LINKS
             return (2, True) if closing else (1, False)
-        return (1, True) if i < len(doc) and doc[i].lower_ in _LIST_LINKS else (0, False)
+        return (1, True) if i < len(doc) and doc[i].lower_ in LIST_LINKS else (0, False)
 
     def left_joint(i: int) -> tuple[int, bool]:
         """Tokens of the joint ending at ``i`` (exclusive) and whether it closes the list."""
-        if i >= 1 and doc[i - 1].lower_ in _LIST_LINKS:
+        if i >= 1 and doc[i - 1].lower_ in LIST_LINKS:
             return (2, True) if i >= 2 and doc[i - 2].text == "," else (1, True)
         return (1, False) if i >= 1 and doc[i - 1].text == "," else (0, False)
 
@@ -200,7 +205,7 @@ def _comma_items(
     at = seed.end
     while not closed:
         n, closing = right_joint(at)
-        if closing and at + n < len(doc) and doc[at + n].lower_ in _OTHERS:
+        if closing and at + n < len(doc) and doc[at + n].lower_ in LIST_END:
             closed = True  # "Apple, Google, Nokia, and others"
             break
         item = item_at(at + n) if n else None
@@ -234,9 +239,7 @@ def _organisations_listed(
     ]
     if sum(s.label_ == "ORG" for s in declared) < 2 or any(s.label_ == "PRODUCT" for s in declared):
         return []
-    return [
-        b for b, e in items if e == b + 1 and (b not in owner or spans[owner[b]].kb_id_ == "ner")
-    ]
+    return _open_words(items, owner, spans)
 
 
 def list_mates(doc: Doc, spans: list[Span]) -> list[Span]:

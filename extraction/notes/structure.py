@@ -393,7 +393,7 @@ def written_as_concept(subject: str, body: str) -> bool:
     >>> written_as_concept("Supabase", "The supabase CLI. Supabase is a platform.")
     False
     """
-    name = re.sub(r"\s*\([^)]*\)", "", subject).strip()
+    name = _PARENS.sub("", subject).strip()
     words = name.split()
     if not words or name.islower():
         return False
