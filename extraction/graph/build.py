@@ -72,7 +72,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "84"
+GRAPH_VERSION = "87"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -758,6 +758,9 @@ BUILD_WITH = "pattern:build_with"
 #: Kinds of product (what their notes say they are) that a framework or library
 #: named after them is written in or speaks, not built on.
 NOT_BASES = frozenset(["language", "protocol", "standard", "format", "specification"])
+#: Kinds of a device, or a line of them, that runs a system rather than being built on
+#: it ("a line of smartphones ... that use Apple's iOS").
+DEVICE_KINDS = frozenset(["line", "series", "hardware", "computer", "console"])
 #: The prose rule of "X uses Y" (extraction.nlp.pattern_rules).
 USES = "pattern:uses"
 #: The prose rule of "V's X" (extraction.nlp.pattern_rules), and the confidence it
@@ -974,11 +977,16 @@ def _add_edge(
         and entity_for.namer.kind(edge.target) in NOT_BASES
     ):
         return  # "Google's JavaScript engine" is its engine for JavaScript
-    if edge.method == USES and entity_for.namer.kind(edge.target) not in (*NOT_BASES, ""):
+    if (
+        edge.method == USES
+        and entity_for.namer.kind(edge.target) not in (*NOT_BASES, "")
+        and entity_for.namer.kind(edge.source) not in DEVICE_KINDS
+    ):
         # "X uses Y": a system, engine or library X uses is what X is built on ("uses the
         # Salt configuration management system", "uses Fedora as the upstream"); a
         # language, protocol or format it uses, or a name no note declares, stays related
-        # ("uses the Structured Query Language", "uses REST and JSON")
+        # ("uses the Structured Query Language", "uses REST and JSON"), and so does the
+        # system a device runs ("smartphones ... that use Apple's iOS")
         edge = replace(edge, type="BASED_ON")
     # co-occurrence names no one new: an end that is no mention was left out on purpose
     # (a heading, a release phase: "Maintenance Support Phase")

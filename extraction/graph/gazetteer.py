@@ -147,10 +147,15 @@ def _word_of_others(word: str, product: Entry, names: str) -> bool:
 def _findable(name: str) -> bool:
     """Whether another name of a product is looked for in text, not only looked up: a
     name of several words with a capital ("Oracle Application Express"), an acronym
-    ("RHEL", "JDK") or a word English has not ("Pulsar"); not a plain word ("Spark")."""
+    ("RHEL", "JDK"), a word with a capital inside it ("iPad": English writes no word so)
+    or a word English has not ("Pulsar"); not a plain word ("Spark")."""
     if " " in name:
         return any(c.isupper() for c in name)
-    return sum(c.isupper() for c in name) >= 2 or (not name.islower() and rare_word(name))
+    return (
+        sum(c.isupper() for c in name) >= 2
+        or re.search("[a-z][A-Z]", name) is not None
+        or (not name.islower() and rare_word(name))
+    )
 
 
 def rare_word(word: str) -> bool:

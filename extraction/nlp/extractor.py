@@ -40,6 +40,7 @@ from extraction.lexicon import is_version_like, is_vocabulary
 from extraction.models import EntityMention, ExtractionContext, ExtractionResult
 from extraction.names import display_form, guess_vendor_type, normalize_name
 from extraction.nlp.coref import Mention, pronoun_mentions
+from extraction.nlp.pattern_ends import Ends
 from extraction.nlp.relation_patterns import find_pattern_relations, slot_typed_spans
 from extraction.nlp.relations import extract_relations, pattern_confidence
 from extraction.nlp.relclf import RelationClassifier, load_default
@@ -342,10 +343,17 @@ class Extractor:
             if label is None:
                 continue
             source = "ruler" if ent.ent_id_ else "ner"
-            # No place is spelled "PostgreSQL" and no company "Node.js": the
-            # small model's guesses on such single tokens are product names.
+            # No place is spelled "PostgreSQL" and no company "Node.js" or
+            # "vSphere": the small model's guesses on such single tokens are product
+            # names (over the shared corpus: xUnit, vSphere, gVisor; one company,
+            # dotCloud, is a product then, where no note declares it; a declared
+            # company is a seed and stays one)
             if (
-                (label == "LOCATION" or ent.text.endswith(".js"))
+                (
+                    label == "LOCATION"
+                    or ent.text.endswith(".js")
+                    or (label == "ORG" and ent.text[:1].islower())
+                )
                 and len(ent) == 1
                 and _PRODUCT_SHAPE.fullmatch(ent.text)
             ):
@@ -456,6 +464,12 @@ class Extractor:
             for end in (f.source, f.target)
             if end.span.kb_id_ == "ner" and not end.pronoun
         }
+        # a name the model guessed is of the type of the declared short name in
+        # brackets after it ("the Open Java Development Kit (OpenJDK)" is a product)
+        ends = Ends(doc, mentions, None)
+        for m in mentions:
+            if (short := ends.bracketed(m)) is not None:
+                typed.setdefault((m.span.start, m.span.end), short.label)
         entities = []
         for m in named:
             start, end = name_chars(m.span)

@@ -66,7 +66,7 @@ class Ends:
     def _one(self, tok: Token, inside: bool, guessed: bool = False) -> list[Mention]:
         found = self.at(tok)
         if found is not None:
-            return [found]
+            return [self.bracketed(found) or found]
         inner = self._inside(tok) if inside else []
         if inner:
             return inner
@@ -74,6 +74,21 @@ class Ends:
         # OpenJ9 JVM" is OpenJ9's)
         found = self.at(tok, guessed) if guessed else None
         return [found] if found is not None else []
+
+    def bracketed(self, m: Mention) -> Mention | None:
+        """The declared name in brackets right after a name the model only guessed, as
+        something other than a product: the same thing's short name ("the Structured
+        Query Language (SQL)" is SQL; "the Open Java Development Kit (OpenJDK)")."""
+        end = m.span.end
+        if not (guessed_other(m) and end + 2 < len(self.doc) and self.doc[end].text == "("):
+            return None
+        k = self.owner[end + 1]
+        if k < 0:
+            return None
+        inner = self.named[k]
+        closed = inner.span.end < len(self.doc) and self.doc[inner.span.end].text == ")"
+        declared = inner.span.start == end + 1 and inner.span.kb_id_ != "ner"
+        return inner if closed and declared else None
 
     def _comma_host(self, tok: Token) -> Mention | None:
         """The name an indefinite noun phrase after a comma stands beside, where the

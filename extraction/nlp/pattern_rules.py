@@ -70,15 +70,17 @@ MADE_FOR_VERBS = frozenset(["developed", "created", "written", "released", "prod
 #: Nouns of a kind of product a name can stand in front of ("the MeeGo operating system").
 KIND_NOUNS = (PRODUCT_NOUNS | frozenset(["system"])) - frozenset(["distribution", "distributions"])
 #: Nouns of what extends a platform, in "X, a <noun> for Y" ("a controller for
-#: Kubernetes", "a compiler for Clojure"); not what merely targets one ("a desktop
-#: environment for Linux", "a language for the JVM", "a suite for Windows").
+#: Kubernetes", "a compiler for Clojure"), and a language for the platform it runs on
+#: ("a programming language for .NET", "a new language for the Java Virtual Machine",
+#: "a template language for PHP": over the corpus these four, each read right); not what
+#: merely targets one ("a desktop environment for Linux", "a suite for Windows").
 FOR_NOUNS = frozenset(
     """
     tool tools controller controllers operator operators plugin plugins plug-in extension
     extensions addon add-on addons add-ons driver drivers provider providers wrapper binding
     bindings implementation system autoscaler framework library module modules sdk compiler
     transpiler port manager dashboard gateway proxy registry agent orchestrator scheduler
-    engine platform service distribution runtime toolkit
+    engine platform service distribution runtime toolkit language languages
     """.split()  # noqa: SIM905
 )
 #: Participles of "X is designed for Y".
@@ -292,6 +294,12 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                         "DEP": {"IN": ["attr", "appos", "ROOT", "oprd", "conj", "dobj"]},
                     }
                 ),
+                _node("trigger", ">", "prep", _prep(["of"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "It started as a fork of the KHTML and KJS libraries"
+                _trigger({**_any(BASE_NOUNS), "DEP": "pobj"}),
+                _node("trigger", "<", "as", {"LOWER": "as", "DEP": "prep"}),
                 _node("trigger", ">", "prep", _prep(["of"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
@@ -543,6 +551,27 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 ),
                 _node("trigger", ">", "tgt", {"DEP": "dobj"}),
             ]
+        ],
+    ),
+    "supports_product": (
+        "RELATED_TO",
+        [
+            [  # "JQuery UI supports the latest stable releases of Chrome, Edge, Firefox"
+                _trigger(
+                    {
+                        "LOWER": {"IN": ["supports", "support", "supported"]},
+                        "POS": "VERB",
+                        "TAG": {"IN": ["VBZ", "VBP", "VBD"]},
+                    }
+                ),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
+            ],
+            [  # "written in PHP with support for the MySQL or MariaDB database"; not
+                # what a product is ("X is commercial support for Y": the support rule's)
+                _trigger({"LOWER": "support", "POS": "NOUN", "DEP": {"NOT_IN": ["attr", "appos"]}}),
+                _node("trigger", ">", "prep", _prep(["for"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
         ],
     ),
     "made_for": (

@@ -78,6 +78,9 @@ The rules and what they find:
 ``uses``                  RELATED_TO: "X uses Y", "computers that use Y" (a finite verb:
                           not "build apps using Y"), where no other rule finds the pair of
                           any type ("uses Y as its engine" is ``uses_as``)
+``supports_product``      RELATED_TO: "X supports Y", "with / provides support for Y" (X and
+                          Y products: a company's support for a product is ``support``),
+                          where no other rule finds the pair of any type
 ``works_with``            RELATED_TO: "integrates with Y", "compatible with Y", "designed
                           to work with Y", "packaged / shipped with Y", "X complements
                           Y", "modeled after / inspired by Y", "an operating system
@@ -190,7 +193,7 @@ def find_pattern_relations(
 FALLBACK_RULES = frozenset(["kind_of"])
 #: Rules that find a pair only where no other rule finds it of any type ("a
 #: controller for Kubernetes" is for_noun's BASED_ON, not also made_for's RELATED_TO).
-PAIR_FALLBACK_RULES = frozenset(["made_for", "uses"])
+PAIR_FALLBACK_RULES = frozenset(["made_for", "uses", "supports_product"])
 
 
 def _matches(doc: Doc) -> Iterator[tuple[int, list[int]]]:
@@ -352,7 +355,7 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
     if rule == "made_at":
         # made at an organisation, not at a time or a place ("built at scale")
         sources = [m for m in sources if m.label == "ORG"]
-    if rule in ("part_of", "made_for", "uses"):
+    if rule in ("part_of", "made_for", "uses", "supports_product"):
         # part of a product; part of an organisation is who makes it (project_of); made
         # for a product, not for a place or a company; a product used
         targets = [m for m in targets if m.label == "PRODUCT"]
@@ -365,8 +368,11 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
             for m in targets
             if not (m.label == "ORG" and m.span.root.dep_ == "poss" and m.span.root.head == slot)
         ]
-    if rule == "uses":
-        # a product using another, not a company or its users ("Netflix uses ...")
+    if rule == "supports_product" and any(c.lower_ in SUPPORT_KINDS for c in trigger.children):
+        return  # "provides extended support for Y" is selling support (the support rule)
+    if rule in ("uses", "supports_product"):
+        # a product using another, not a company or its users ("Netflix uses ..."); a
+        # company's support for a product is the support rule's
         sources = [m for m in sources if m.label == "PRODUCT"]
     if rule == "project_of":
         # "part of the Cloud Native Computing Foundation", not "part of the OpenJS

@@ -68,6 +68,16 @@ def test_product_shapes(extractor: Extractor) -> None:
     assert {("macOS", "PRODUCT"), ("Node.js", "PRODUCT")} <= _ents(result)
 
 
+def test_a_lower_camel_name_the_model_calls_a_company_is_a_product(extractor: Extractor) -> None:
+    """The bare model reads "vSphere" as an organisation; no company is spelled so
+    but where a note declares it (a seed keeps its type)."""
+    text = "It provides a centralized platform for controlling vSphere environments."
+    assert extractor.nlp(text).ents and extractor.nlp(text).ents[0].label_ == "ORG"
+    assert ("vSphere", "PRODUCT") in _ents(extractor.extract(text))
+    declared = ExtractionContext(known_entities=(("vSphere", "ORG"),))
+    assert ("vSphere", "ORG") in _ents(extractor.extract(text, declared))
+
+
 def test_product_shapes_spare_names_and_places(extractor: Extractor) -> None:
     result = extractor.extract("Mr. McDonald drove along Route 66 near Tulsa.")
     labels = {e.text: e.label for e in result.entities}

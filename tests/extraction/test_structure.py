@@ -697,6 +697,24 @@ def test_the_names_a_description_gives_its_product_are_the_product_s() -> None:
     assert found == {"Oracle APEX"}
 
 
+def test_a_short_name_with_a_capital_inside_is_looked_for_though_english_has_the_word() -> None:
+    """ "Apple iPad" is "iPad" in prose: wordfreq knows "ipad" as an everyday word, but
+    English writes no word with a capital inside it, so the short name is searched
+    for; a plain everyday word behind the maker ("Apple Music") only looked up."""
+
+    def page(title: str, slug: str, body: str) -> bytes:
+        return f"---\ntitle: {title}\npermalink: /{slug}\n---\n{body}\n".encode()
+
+    ipad = doc("Apple", "eol-ipad.md", page("Apple iPad", "ipad", "The iPad is a tablet."))
+    music = doc("Apple", "eol-music.md", page("Apple Music", "music", "Apple Music plays."))
+    docs = [ipad, music]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {"Apple"})
+    assert g.lookup("iPad").name == "Apple iPad"  # type: ignore[union-attr]
+    assert g.lookup("Music").name == "Apple Music"  # type: ignore[union-attr]
+    found = {(h.surface, h.entry.name) for h in g.find("Both the iPad and Music stream.")}
+    assert found == {("iPad", "Apple iPad")}
+
+
 def test_part_of_a_name_that_settles_as_a_product_is_related_to_it_not_its_maker() -> None:
     text = "Bitbucket Cloud is part of the Atlassian Cloud with its own cadence."
     row = _row(
@@ -831,6 +849,28 @@ def test_a_system_a_product_uses_is_its_base_and_a_language_it_uses_is_related()
     related = {frozenset((s, t)) for s, k, t in edges if k == "RELATED_TO"}
     # a language, and a name no note declares, stay related
     assert {frozenset(("Manager", "SQL")), frozenset(("Manager", "Gizmo"))} <= related
+
+
+def test_a_system_a_device_uses_is_related_to_it_not_its_base() -> None:
+    def topic(name: str, body: str) -> bytes:
+        return f"---\ndisplay_name: {name}\ncreated_by: Acme\n---\n{name} is {body}.\n".encode()
+
+    phone, system = topic("Fone", "a line of smartphones"), topic("FoneOS", "an operating system")
+    docs = [doc("Acme", "topic-fone.md", phone), doc("Acme", "topic-foneos.md", system)]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {"Acme"})
+    assert g.kind_of("Fone") == "line" and g.kind_of("FoneOS") == "system"
+    text = "Fone uses FoneOS. Gizmo uses FoneOS."
+    names = [("Fone", "PRODUCT", "ruler"), ("FoneOS", "PRODUCT", "ruler")]
+    names += [("Gizmo", "PRODUCT", "ner")]
+    uses = [
+        _rel(s, "PRODUCT", "RELATED_TO", "FoneOS", "PRODUCT", 0.45, "pattern:uses")
+        for s in ("Fone", "Gizmo")
+    ]
+    edges = _edges(build_vendor_graph([_row(text, names, uses)], gazetteer=g))
+    related = {frozenset((s, t)) for s, k, t in edges if k == "RELATED_TO"}
+    assert frozenset(("Fone", "FoneOS")) in related  # a device runs its system
+    assert ("Fone", "BASED_ON", "FoneOS") not in edges
+    assert ("Gizmo", "BASED_ON", "FoneOS") in edges  # software using a system is built on it
 
 
 def test_the_vendor_s_name_with_or_without_studios_is_the_vendor_when_the_corpus_has_both() -> None:
