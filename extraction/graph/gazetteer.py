@@ -144,6 +144,11 @@ def _word_of_others(word: str, product: Entry, names: str) -> bool:
     return False
 
 
+def _letters(name: str) -> str:
+    """A name's letters and digits in lower case ("AT Protocol": "atprotocol")."""
+    return re.sub(r"[^0-9a-z]+", "", name.casefold())
+
+
 def _findable(name: str) -> bool:
     """Whether another name of a product is looked for in text, not only looked up: a
     name of several words with a capital ("Oracle Application Express"), an acronym
@@ -251,6 +256,7 @@ class Gazetteer:
         self._kinds = kinds or {}
         self._merged = merged or {}
         self._written = written or {}
+        self._spelled: dict[str, Entry] | None = None
         # surface token sequences by first token, longest first; and by the first
         # token's case-folded form, for names written in another case ("VMWare")
         self._starts: dict[str, list[tuple[tuple[str, ...], str]]] = {}
@@ -392,6 +398,18 @@ class Gazetteer:
 
     def product_for_slug(self, slug: str) -> str | None:
         return self._slugs.get(slug.strip("/").lower())
+
+    def spelled(self, slug: str) -> Entry | None:
+        """The one product or organisation whose name ``slug`` spells without its spaces
+        and punctuation ("atprotocol" is the AT Protocol, "commonlisp" Common Lisp,
+        "my-anime-list" MyAnimeList); None when no name or several do."""
+        if self._spelled is None:
+            by_letters: dict[str, set[Entry]] = {}
+            for entry in self._entries.values():
+                if entry.type in ("PRODUCT", "ORG"):
+                    by_letters.setdefault(_letters(entry.name), set()).add(entry)
+            self._spelled = {k: next(iter(v)) for k, v in by_letters.items() if len(v) == 1}
+        return self._spelled.get(_letters(slug)) if _letters(slug) else None
 
     def written_name(self, slug: str) -> str | None:
         """The name a one-word ``related`` slug is because the notes write it as one and

@@ -2,8 +2,10 @@
 
 A topic note's ``related`` list mixes named things (``graphiql``, ``fido2``,
 ``bluesky-api``) with topics (``devops``, ``authentication``, ``event-loop``).
-The gazetteer names the slugs a note of the corpus is (``react`` is React); for
-the rest, :func:`slug_name` decides from the slug and the note:
+The gazetteer names the slugs a note of the corpus is (``react`` is React), and a
+slug that spells a name the corpus declares without its spaces is that name
+("atprotocol" is the AT Protocol, whose note's slug is ``atproto``); for the rest,
+:func:`slug_name` decides from the slug and the note:
 
 1. **The note writes it.** The note's text holds the slug as one word with a
    capital, in the middle of a sentence and not inside a longer capitalised name
@@ -167,6 +169,8 @@ def slug_name(slug: str, text: str, namer: Namer) -> tuple[str, str] | None:
     corpus writes it (rule 3); None for a topic."""
     if "-" in slug.strip("-") and (declared := _declared(slug.replace("-", " "), namer)):
         return declared  # a name the corpus declares, spelled as a slug
+    if namer.gazetteer is not None and (spelled := namer.gazetteer.spelled(slug)) is not None:
+        return spelled.name, spelled.type  # "atprotocol": the AT Protocol, without spaces
     written = written_form(slug, text)
     if written is not None:
         known = _known(slug, namer)

@@ -18,6 +18,8 @@ NOTES = {
     b"topic: apple-music\n---\nApple Music is a streaming service.\n",
     "vendors/Humanity/topic-climate-change.md": b"---\ndisplay_name: Climate change\n"
     b"created_by: Humanity\ntopic: climate-change\n---\nGlobal warming.\n",
+    "vendors/_unattributed/topic-atproto.md": b"---\ndisplay_name: AT Protocol\n"
+    b"created_by: Jay Graber\ntopic: atproto\n---\nThe AT Protocol is a protocol.\n",
 }
 
 
@@ -114,3 +116,12 @@ def test_the_note_s_own_spelling_wins_in_mid_sentence() -> None:
     # lower case is not a name; vocabulary is never one
     assert written_form("graphiql", "the graphiql tool") is None
     assert written_form("rest", "It is an alternative to REST and RPC.") is None
+
+
+def test_a_slug_spelling_a_declared_name_without_its_spaces_is_that_name(namer: Namer) -> None:
+    """ "atprotocol" is no note's slug (the AT Protocol's is "atproto"), and by its shape
+    alone it would be a product "Atprotocol" beside the AT Protocol."""
+    assert slug_shaped_name("atprotocol", namer) == ("Atprotocol", "PRODUCT")
+    assert slug_name("atprotocol", "", namer) == ("AT Protocol", "PRODUCT")
+    assert slug_name("at-protocol", "", namer) == ("AT Protocol", "PRODUCT")
+    assert slug_name("humanity", "", namer) == ("Humanity", "ORG")
