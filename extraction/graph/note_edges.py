@@ -105,7 +105,8 @@ class VendorNote:
 
 def note_mentions(note: VendorNote, namer: Namer) -> list[RawMention]:
     """Entities the note's front matter names, evidenced by its first chunk: the
-    subject (at the title that starts the chunk), its makers and related products."""
+    subject (at the title that starts the chunk), its makers and related products (a
+    concept's among them: the notes of the corpus its ``related`` slugs are)."""
     facts = note.facts
     out: list[RawMention] = []
 
@@ -121,7 +122,9 @@ def note_mentions(note: VendorNote, namer: Namer) -> list[RawMention]:
         add(facts.subject, subject_type(facts, namer.gazetteer), at_title=True)
     for maker in facts.makers:
         add(maker.name, maker.type)
-    if facts.subject and facts.is_product and namer.gazetteer is not None:
+    if namer.gazetteer is not None:
+        # a concept's note names products too ("Behavior-driven development": Cucumber,
+        # Behat), though no relationship joins them to a concept
         for slug in facts.related:
             product = namer.gazetteer.product_for_slug(slug)
             if product:

@@ -104,6 +104,30 @@ def test_a_topic_its_own_text_writes_as_an_english_phrase_is_a_concept() -> None
     assert is_product("Website", "A website is a set of pages.", "eol-website.md")
 
 
+def test_the_products_a_concept_s_note_relates_are_its_vendor_s_entities() -> None:
+    """ "Behavior-driven development" is a concept (no entity, no relationship), but
+    the products of the corpus its ``related`` slugs are stay entities of its vendor."""
+    bdd = (
+        b"---\ndisplay_name: Behavior-driven development\ncreated_by: Kent Beck\n"
+        b"related: testing, cucumber\n---\nBehavior-driven development is a process.\n"
+    )
+    cucumber = (
+        b"---\ndisplay_name: Cucumber\ncreated_by: Aslak Hellesoy\ntopic: cucumber\n---\nA tool.\n"
+    )
+    docs = [
+        doc("Kent_Beck", "topic-bdd.md", bdd),
+        doc("Aslak_Hellesoy", "topic-cucumber.md", cucumber),
+    ]
+    facts = note_facts(docs[0])
+    assert not facts.is_product
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    notes = [VendorNote(docs[0].path, facts, chunk_id=1, content="Behavior-driven development")]
+    graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="Kent Beck")
+    assert ("Cucumber", "PRODUCT") in {(e.name, e.type) for e in graph.entities}
+    assert not any(e.name == "Behavior-driven development" for e in graph.entities)
+    assert not [e for e in _edges(graph) if "Cucumber" in (e[0], e[2])]
+
+
 def test_front_matter_and_links_become_facts() -> None:
     redux = note_facts(doc("Dan_Abramov", "topic-redux.md", REDUX))
     assert redux.subject == "Redux" and redux.is_product and redux.field == "display_name"
