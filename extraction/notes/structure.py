@@ -344,14 +344,26 @@ def _subject_is_product(meta: dict[str, Any], subject: str) -> bool:
     False
     >>> _subject_is_product({"created_by": "The Squeak Community"}, "Squeak")
     True
+    >>> _subject_is_product({"created_by": "Kent Beck"}, "Agile")
+    False
+    >>> _subject_is_product(
+    ...     {"created_by": "TJ Holowaychuk", "github_url": "https://github.com/expressjs"},
+    ...     "Express",
+    ... )
+    True
     """
     if meta.get("document_type") == "end-of-life":
         return True
     github = str(meta.get("github_url") or "")
-    if "github.com/topics/" in github or is_vocabulary(subject):
+    if "github.com/topics/" in github:
+        return False
+    makers = split_makers(str(meta.get("created_by") or ""))
+    # a word of the trade ("Agile", "Framework") names a concept, but not on the page of
+    # a product named so, with its maker and its own repository ("Express", "Lean")
+    if is_vocabulary(subject) and not (makers and github):
         return False
     # made by someone named: "Tool", made by "The technology community", is a concept
-    if not split_makers(str(meta.get("created_by") or "")) and not github:
+    if not makers and not github:
         return False
     words = re.sub(r"\([^)]*\)", "", subject).split()
     # sentence case after a plain first word is a phrase of the language
