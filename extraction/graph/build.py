@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from extraction.graph.cycles import break_cycles
-from extraction.graph.gazetteer import Gazetteer, rare_word
+from extraction.graph.gazetteer import Gazetteer, rare_word, squashed_name
 from extraction.graph.model import (
     GraphEntity,
     GraphMention,
@@ -53,7 +53,6 @@ from extraction.graph.naming import (
     name_key,
     settle_names,
     snippet,
-    squashed_name,
 )
 from extraction.graph.note_edges import (
     VENDOR,

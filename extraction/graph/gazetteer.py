@@ -73,6 +73,11 @@ def _key(name: str) -> str:
     return normalize_name(name) or name.strip().casefold()
 
 
+def squashed_name(name: str) -> str:
+    """A name's key without spaces or punctuation ("AT Protocol": "atprotocol")."""
+    return re.sub(r"[^a-z0-9]+", "", _key(name))
+
+
 def _initials(words: list[str]) -> str:
     return "".join(w[0] for w in words if w[:1].isalnum()).lower()
 
@@ -142,11 +147,6 @@ def _word_of_others(word: str, product: Entry, names: str) -> bool:
         if line != product.name:
             return True
     return False
-
-
-def _letters(name: str) -> str:
-    """A name's letters and digits in lower case ("AT Protocol": "atprotocol")."""
-    return re.sub(r"[^0-9a-z]+", "", name.casefold())
 
 
 def _findable(name: str) -> bool:
@@ -407,9 +407,10 @@ class Gazetteer:
             by_letters: dict[str, set[Entry]] = {}
             for entry in self._entries.values():
                 if entry.type in ("PRODUCT", "ORG"):
-                    by_letters.setdefault(_letters(entry.name), set()).add(entry)
+                    by_letters.setdefault(squashed_name(entry.name), set()).add(entry)
             self._spelled = {k: next(iter(v)) for k, v in by_letters.items() if len(v) == 1}
-        return self._spelled.get(_letters(slug)) if _letters(slug) else None
+        key = squashed_name(slug)
+        return self._spelled.get(key) if key else None
 
     def written_name(self, slug: str) -> str | None:
         """The name a one-word ``related`` slug is because the notes write it as one and

@@ -161,10 +161,6 @@ def name_key(name: str) -> str:
     return normalize_name(name) or name.strip().casefold()
 
 
-def squashed_name(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "", name_key(name))
-
-
 class Namer:
     """Canonical names and types, through the gazetteer and this vendor's names."""
 

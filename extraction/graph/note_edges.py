@@ -35,14 +35,13 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 
-from extraction.graph.gazetteer import Gazetteer
+from extraction.graph.gazetteer import Gazetteer, squashed_name
 from extraction.graph.naming import (
     Namer,
     RawEdge,
     RawMention,
     name_key,
     sentence_at,
-    squashed_name,
 )
 from extraction.graph.related_slugs import slug_name, subject_api, subject_names
 from extraction.notes.structure import NoteFacts, SupportOffer

@@ -44,7 +44,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from extraction.graph.naming import Namer, squashed_name
+from extraction.graph.gazetteer import squashed_name
+from extraction.graph.naming import Namer
 from extraction.lexicon import is_vocabulary
 from extraction.notes.words import DERIVED, capitalised_words, is_common_word, plural_noun
 
