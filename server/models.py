@@ -160,6 +160,12 @@ class VendorResult(_Model):
     total_relationships: int | None = None
     last_updated: str | None = None
     lifecycle: dict[str, Any] | None = None
+    entities_left_out: int | None = Field(
+        None, description="entities of the capped graph left out to fit the token budget"
+    )
+    relationships_left_out: int | None = Field(
+        None, description="relationships of the capped graph left out to fit the token budget"
+    )
 
 
 SearchEnvelope = Envelope[list[SearchItem]]

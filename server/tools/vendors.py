@@ -88,8 +88,10 @@ class FindVendorInfo(Tool):
             shown = dict(result)
             if entity_key in result:
                 shown[entity_key] = entities[: min(len(entities), n)]
+                shown["entities_left_out"] = len(entities) - len(shown[entity_key])
             if rel_key in result:
                 shown[rel_key] = relationships[: max(0, n - len(entities))]
+                shown["relationships_left_out"] = len(relationships) - len(shown[rel_key])
             shown["lifecycle"] = _cycles_shown(life, cycles, n - len(entities) - len(relationships))
             return envelope(
                 "find_vendor_info",

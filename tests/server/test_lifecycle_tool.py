@@ -229,3 +229,32 @@ def test_a_page_lists_the_products_of_its_cycles_and_counts_them_all(sample: Har
     results = first["results"]
     assert results["product_count"] == 2
     assert [p["product"] for p in results["products"]] == [results["cycles"][0]["product"]]
+
+
+def test_the_budget_says_which_part_of_a_vendors_answer_it_left_out(
+    sample_kb: Database, embedder: Any, tmp_path: Path
+) -> None:
+    """Release cycles go first to fit the budget: a budget that only drops cycles
+    leaves no entity or relationship out, and a tighter one says how many it left out."""
+    whole = Harness(sample_kb, embedder, tmp_path / "whole").call(
+        "find_vendor_info", vendor_name="Microsoft", response_mode="full"
+    )["results"]
+    assert whole["entities_left_out"] == whole["relationships_left_out"] == 0
+    assert whole["lifecycle"]["cycles_left_out"] == 0
+    tokens = len(orjson.dumps(whole)) // 4  # well above the graph's share
+
+    def fitted(budget: int) -> dict[str, Any]:
+        env = Harness(
+            sample_kb, embedder, tmp_path / str(budget), max_tokens_per_response=budget
+        ).call("find_vendor_info", vendor_name="Microsoft", response_mode="full")
+        assert env["_metadata"]["status"] == "partial", env["warnings"]
+        return env["results"]
+
+    cycles_only = fitted(tokens - 200)
+    assert cycles_only["lifecycle"]["cycles_left_out"] > 0
+    assert cycles_only["entities_left_out"] == cycles_only["relationships_left_out"] == 0
+    assert len(cycles_only["entities"]) == len(whole["entities"])
+    tight = fitted(1_500)
+    assert tight["relationships_left_out"] > 0
+    for part in ("entities", "relationships"):
+        assert len(tight[part]) + tight[f"{part}_left_out"] == len(whole[part])

@@ -295,7 +295,8 @@ if (!entities.length) {
   fill(notice, el("span", { class: "empty" }, "This vendor's notes gave no entities yet."));
 } else {
   draw(entities, relationships, "graph-drawn");
-  const cut = (env.warnings || []).some((w) => w.code === "PARTIAL_RESULTS");
+  // the budget drops release cycles first: only graph items left out cut the drawing
+  const cut = (r.entities_left_out || 0) + (r.relationships_left_out || 0) > 0;
   const parts = [el("span", { id: "graph-count" }, `Showing ${n(entities.length)} of ${n(r.total_entities)} entities and ${n(relationships.length)} of ${n(r.total_relationships)} relationships`),
     r.truncated ? " (the most important ones)" : "", cut ? "; the answer was cut to the server's token budget" : "", ". "];
   if (r.truncated || cut) parts.push(el("button", { type: "button", id: "show-all", onclick: () => loadWhole(r.total_entities) }, `Show all ${n(r.total_entities)} entities`));
