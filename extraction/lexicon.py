@@ -59,6 +59,7 @@ tutorials|guide|guides|mvc|mvvm|orm|crud|spa|cms|crm|erp|ide|ides|mit|gpl|bsd|n-
 x86|x64|arm64|amd64|aarch64|32-bit|64-bit|software|hardware|tools|services
 rpc|pwa|ssr|ssg|csr|p2p|nosql|voip|hmr|mvcc|hmvc|vcs|dvcs|hateoas|pubsub|pub/sub
 cicd|webapp|web app|hotkey|hotkeys|datetime|microblog|pseudocode|e-ink|eink|2fa|mfa|cdn|rpa
+chatbot|chatbots|addon|addons|add-on|add-ons|gamedev
 """
 
 # Practices and methods: named in capitals, but fields of work, not things.

@@ -33,7 +33,12 @@ from extraction.names import (
     reads_as_abbreviation,
 )
 from extraction.notes.structure import NoteFacts
-from extraction.notes.words import EVERYDAY_ZIPF
+from extraction.notes.words import (
+    EVERYDAY_ZIPF,
+    acronym_shaped,
+    could_be_a_name,
+    is_common_word,
+)
 
 #: Evidence ranks: a subject outranks a maker, which outranks a folder name.
 SUBJECT, MAKER, FOLDER = 3, 2, 1
@@ -176,11 +181,25 @@ def _written_names(notes: Sequence[tuple[str, NoteFacts]]) -> dict[str, str]:
     """Slug -> name, for the one-word ``related`` slugs that are English words and that
     the notes write as a name ("its Safari web browser") and never in lower case:
     "safari", "opera", "gecko" are names where "chat" and "mobile" are words
-    (:func:`extraction.notes.words.name_words` says which words each note writes how)."""
+    (:func:`extraction.notes.words.name_words` says which words each note writes how).
+
+    So is such a word no note writes at all, when it is not shaped like an acronym
+    ("siren", "hydra" and "mercurial" in ``related`` lists are named things no note
+    describes, where the words of the field a note relates itself to are written in
+    some note: "blockchain", "config"; short acronyms, "hpc" or "gdc", are as often
+    topics as names, so they stay out)."""
     related = {slug for _, facts in notes for slug in facts.related if "-" not in slug}
     lowered = {word for _, facts in notes for word in facts.lowered}
     written = {word for _, facts in notes for word in facts.written}
-    return {w: w.capitalize() for w in sorted(written & related - lowered)}
+    unwritten = {
+        w
+        for w in related - lowered - written
+        if w.isalpha()
+        and not acronym_shaped(w)
+        and could_be_a_name(w)
+        and not (w.endswith("s") and is_common_word(w[:-1]))  # "clubs"
+    }
+    return {w: w.capitalize() for w in sorted((written & related - lowered) | unwritten)}
 
 
 def _same_by_alias(

@@ -29,7 +29,11 @@ slug that spells a name the corpus declares without its spaces is that name
    plural) that some note of the corpus writes with a capital mid-sentence, outside a
    longer name ("its Safari web browser"), and no note writes in lower case
    (:meth:`~extraction.graph.gazetteer.Gazetteer.written_name`). "chat", "mobile" and
-   "protocol" are written in lower case somewhere, so they stay topics.
+   "protocol" are written in lower case somewhere, so they stay topics. Or such a
+   word, not shaped like an acronym, that no note writes at all: "siren", "hydra",
+   "mercurial" are named things only a ``related`` list mentions, where the words of
+   the field are written somewhere ("blockchain", "config"); short acronyms ("hpc",
+   "gdc") are as often topics as names.
 
 A name found by rule 2 alone is displayed from the slug (words without a vowel, or
 short ones with one, in capitals: "u2f" → "U2F", "dhtml" → "DHTML"; others
@@ -47,7 +51,13 @@ from functools import lru_cache
 from extraction.graph.gazetteer import squashed_name
 from extraction.graph.naming import Namer
 from extraction.lexicon import is_vocabulary
-from extraction.notes.words import DERIVED, capitalised_words, is_common_word, plural_noun
+from extraction.notes.words import (
+    DERIVED,
+    acronym_shaped,
+    capitalised_words,
+    is_common_word,
+    plural_noun,
+)
 
 #: Words after a name that make a slug a kind of thing, not a name ("twitter-bot").
 _KIND_WORDS = frozenset(
@@ -83,9 +93,7 @@ def _name_word(word: str, namer: Namer) -> str | None:
         return None
     if DERIVED.search(word) or plural_noun(word):
         return None
-    vowels = len(re.findall("[aeiouy]", word))
-    acronym = vowels == 0 or (vowels == 1 and len(word) <= 4)
-    return word.upper() if acronym else word.capitalize()
+    return word.upper() if acronym_shaped(word) else word.capitalize()
 
 
 def slug_shaped_name(slug: str, namer: Namer) -> tuple[str, str] | None:

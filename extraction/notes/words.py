@@ -82,6 +82,16 @@ def _inside_longer_name(text: str, tokens: list[re.Match[str]], i: int) -> bool:
     return before or after
 
 
+def acronym_shaped(word: str) -> bool:
+    """A word written like an acronym: no vowel, or one in at most four letters.
+
+    >>> [acronym_shaped(w) for w in ("dhtml", "u2f", "hal", "fido", "siren")]
+    [True, True, True, False, False]
+    """
+    vowels = len(re.findall("[aeiouy]", word.lower()))
+    return vowels == 0 or (vowels == 1 and len(word) <= 4)
+
+
 @lru_cache(maxsize=65536)
 def could_be_a_name(word: str) -> bool:
     """A lower-case word English uses that a name may also be ("safari", "opera"): not

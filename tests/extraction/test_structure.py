@@ -1127,6 +1127,31 @@ def test_a_related_english_word_the_notes_write_only_as_a_name_is_that_product()
     assert {e.name: e.type for e in graph.entities}["Safari"] == "PRODUCT"
 
 
+TEMPLATES = b"""---
+display_name: Handlebars
+created_by: Yehuda Katz
+related: liquid, siren, hpc, clubs, chatbot, mustache
+topic: handlebars
+---
+Handlebars is a templating language; it speaks to clubs of mustache fans.
+"""
+
+
+def test_a_related_english_word_no_note_writes_is_a_name_unless_acronym_shaped() -> None:
+    """ "liquid" and "siren" are written nowhere in the notes: named things only the
+    list mentions. "hpc" is shaped like an acronym (as often a topic), "clubs" is the
+    plural of an English word, "chatbot" vocabulary of the field, and "mustache" is
+    written in lower case in the note itself: none is a name."""
+    docs = [doc("Yehuda Katz", "topic-handlebars.md", TEMPLATES)]
+    facts = [note_facts(d) for d in docs]
+    g = Gazetteer.build([(d.vendor, f) for d, f in zip(docs, facts, strict=True)], set())
+    assert g.state()["written"] == {"liquid": "Liquid", "siren": "Siren"}
+    note = VendorNote(docs[0].path, facts[0], chunk_id=1, content=f"Handlebars\n\n{docs[0].body}")
+    graph = build_vendor_graph([], notes=[note], gazetteer=g, vendor="Yehuda Katz")
+    related = {t for s, r, t in _edges(graph) if r == "RELATED_TO" and s == "Handlebars"}
+    assert related == {"Liquid", "Siren"}
+
+
 def test_how_a_note_writes_its_words_is_read_from_any_text() -> None:
     assert name_words("") == ((), ())
     assert name_words("Ünïcode — 日本語. Safari") == ((), ())  # a sentence's start says nothing
