@@ -44,7 +44,7 @@ from extraction.nlp.pattern_ends import Ends
 from extraction.nlp.relation_patterns import find_pattern_relations, slot_typed_spans
 from extraction.nlp.relations import extract_relations, pattern_confidence
 from extraction.nlp.relclf import RelationClassifier, load_default
-from extraction.nlp.seed_spans import list_mates, names_after_seeds
+from extraction.nlp.seed_spans import LIST_LINKS, list_mates, names_after_seeds
 from extraction.nlp.spans import name_chars, proper_noun_runs, repair_spans
 
 #: OntoNotes label -> our entity type. WORK_OF_ART, LAW, LANGUAGE and NORP are
@@ -503,8 +503,11 @@ class Extractor:
 def _extends_seed(doc: Doc, cand: _Candidate, seeds: list[_Candidate], starts: list[int]) -> bool:
     """A model span made of a seed and lower-case words only (``seeds`` sorted by
     start, ``starts`` their starts: only the seeds inside the span are looked at, and
-    the words around one only up to the first that is not lower case), or one that
-    starts with a seed's possessive ("Apple's Mac" is Apple's, not a name)."""
+    the words around one only up to the first that is not lower case), one that
+    starts with a seed's possessive ("Apple's Mac" is Apple's, not a name), or one
+    made of several seeds only, listed ("from Python and Ruby to ...") or one seed
+    written twice ("[Proxmox Mail Gateway](url) Proxmox Mail Gateway is ...")."""
+    inside: list[_Candidate] = []
     for seed in seeds[bisect.bisect_left(starts, cand.start) :]:
         if seed.start >= cand.end:
             break
@@ -514,7 +517,31 @@ def _extends_seed(doc: Doc, cand: _Candidate, seeds: list[_Candidate], starts: l
             rest = itertools.chain(range(cand.start, seed.start), range(seed.end, cand.end))
             if all(doc[i].is_lower or doc[i].is_punct or doc[i].is_space for i in rest):
                 return True
-    return False
+            inside.append(seed)
+    return _seeds_only(doc, cand, inside)
+
+
+def _seeds_only(doc: Doc, cand: _Candidate, inside: list[_Candidate]) -> bool:
+    """Whether seeds cover a model span but for the words that list them ("and", "or",
+    commas), or one seed written twice back to back covers it. Two seeds side by side
+    are not split: "Oracle Linux" is one name where only "Oracle" and "Linux" are
+    declared."""
+    inside = [  # the longest seeds: "Proxmox" inside "Proxmox Mail Gateway" is no other
+        s
+        for s in inside
+        if not any(
+            o.start <= s.start and s.end <= o.end and o.end - o.start > s.end - s.start
+            for o in inside
+        )
+    ]
+    covered = bytearray(cand.end - cand.start)
+    for seed in inside:
+        covered[seed.start - cand.start : seed.end - cand.start] = b"\x01" * (seed.end - seed.start)
+    rest = [doc[cand.start + k] for k, c in enumerate(covered) if not c]
+    if len(inside) < 2 or any(t.lower_ not in LIST_LINKS and t.text != "," for t in rest):
+        return False
+    texts = {doc[s.start : s.end].text for s in inside}
+    return bool(rest) or len(texts) == 1
 
 
 def _capitalised_subject(doc: Doc, context: ExtractionContext) -> list[_Candidate]:

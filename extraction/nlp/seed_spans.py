@@ -111,6 +111,8 @@ def names_after_seeds(doc: Doc, spans: list[Span]) -> list[Span]:
         last = doc[end - 1]
         if last.dep_ == "compound" and last.head.i >= end:
             continue  # "PHP HTTP client": the words modify a common noun, no name ends here
+        if doc[seed.end : end].text == seed.text:
+            continue  # the name written twice ("[Proxmox Mail Gateway](url) Proxmox Mail Gateway")
         inside = {owner[i] for i in range(seed.end, end) if i in owner}
         while end - 1 > seed.end and is_version_like(doc[end - 1].text):
             end -= 1  # "GitHub GraphQL API v4" is the GitHub GraphQL API
