@@ -23,7 +23,8 @@ slug that spells a name the corpus declares without its spaces is that name
    word that is not English) and whose others are names too, or ``api``
    ("bluesky-api" is the Bluesky API; "css-layout", "twitter-bot" and
    "nginx-server" stay topics); or a name of several words the corpus declares, then
-   ``api`` ("apple-music-api" is the Apple Music API).
+   ``api`` ("apple-music-api" is the Apple Music API); or a name the corpus declares
+   in capitals, then a short acronym ("json-ld" is JSON-LD, "php-fpm" PHP-FPM).
 3. **The notes write it as a name.** One English word that could be a name
    ("safari", "opera", "gecko": not everyday, not vocabulary, not a derived noun or a
    plural) that some note of the corpus writes with a capital mid-sentence, outside a
@@ -112,6 +113,15 @@ def slug_shaped_name(slug: str, namer: Namer) -> tuple[str, str] | None:
         return None
     if words[-1] == "api" and len(words) > 2 and (owner := _declared(" ".join(words[:-1]), namer)):
         return f"{owner[0]} API", "PRODUCT"  # "apple-music-api": the API of Apple Music
+    if (
+        len(words) == 2
+        and (known := _known(words[0], namer)) is not None
+        and known[0].isupper()
+        and len(words[1]) <= 3
+        and acronym_shaped(words[1])
+        and not is_vocabulary(words[1])
+    ):
+        return f"{known[0]}-{words[1].upper()}", "PRODUCT"  # "json-ld" is JSON-LD
     shown = [_name_word(words[0], namer)]
     for word in words[1:]:
         shown.append("API" if word == "api" else _name_word(word, namer))

@@ -20,6 +20,8 @@ NOTES = {
     b"created_by: Humanity\ntopic: climate-change\n---\nGlobal warming.\n",
     "vendors/_unattributed/topic-atproto.md": b"---\ndisplay_name: AT Protocol\n"
     b"created_by: Jay Graber\ntopic: atproto\n---\nThe AT Protocol is a protocol.\n",
+    "vendors/Douglas_Crockford/topic-json.md": b"---\ndisplay_name: JSON\n"
+    b"created_by: Douglas Crockford\ntopic: json\n---\nJSON is a format.\n",
 }
 
 
@@ -49,6 +51,8 @@ def namer() -> Namer:
         ("apple-music-api", ("Apple Music API", "PRODUCT")),
         # a one-word organisation the corpus declares is an organisation
         ("humanity", ("Humanity", "ORG")),
+        # a name declared in capitals, then a short acronym
+        ("json-ld", ("JSON-LD", "PRODUCT")),
     ],
 )
 def test_a_slug_shaped_like_a_name_is_one(namer: Namer, slug: str, name: tuple[str, str]) -> None:
@@ -80,8 +84,10 @@ def test_a_slug_shaped_like_a_name_is_one(namer: Namer, slug: str, name: tuple[s
         "react-clients",
         "react-server",
         "react-v2",
-        # a name and a word
+        # a name and a word; a short word after a name not written in capitals
         "react-layout",
+        "json-layout",
+        "react-ld",
         # the words of a declared name, then no API
         "apple-music-player",
         # nothing to read
