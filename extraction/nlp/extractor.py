@@ -521,19 +521,25 @@ def _extends_seed(doc: Doc, cand: _Candidate, seeds: list[_Candidate], starts: l
     return _seeds_only(doc, cand, inside)
 
 
+#: At most this many seeds in a model span make a list of them: a longer run is no
+#: prose (each of thousands of names would be a mention relations are sought between).
+_MAX_LISTED = 16
+
+
 def _seeds_only(doc: Doc, cand: _Candidate, inside: list[_Candidate]) -> bool:
     """Whether seeds cover a model span but for the words that list them ("and", "or",
     commas), or one seed written twice back to back covers it. Two seeds side by side
     are not split: "Oracle Linux" is one name where only "Oracle" and "Linux" are
     declared."""
-    inside = [  # the longest seeds: "Proxmox" inside "Proxmox Mail Gateway" is no other
-        s
-        for s in inside
-        if not any(
-            o.start <= s.start and s.end <= o.end and o.end - o.start > s.end - s.start
-            for o in inside
-        )
-    ]
+    if not 2 <= len(inside) <= _MAX_LISTED:
+        return False
+    longest: list[_Candidate] = []  # "Proxmox" inside "Proxmox Mail Gateway" is no other
+    reach = -1
+    for seed in sorted(inside, key=lambda s: (s.start, s.start - s.end)):
+        if seed.end > reach:
+            longest.append(seed)
+            reach = seed.end
+    inside = longest
     covered = bytearray(cand.end - cand.start)
     for seed in inside:
         covered[seed.start - cand.start : seed.end - cand.start] = b"\x01" * (seed.end - seed.start)

@@ -163,7 +163,7 @@ class Ends:
         # "versions of Keycloak", "API standards like OpenAPI", and a plain noun there
         # in turn ("a modified version of the Linux kernel" is Linux)
         for child in tok.children:
-            if child.dep_ == "prep" and child.lower_ in ("of", "like"):
+            if child.dep_ == "prep" and child.lower_ in ("of", "like", "including"):
                 for pobj in child.children:
                     if pobj.dep_ != "pobj":
                         continue
@@ -192,16 +192,19 @@ class Ends:
 
     def _subject_by_release_word(self, noun: Token) -> list[Mention]:
         """The note's subject named in front of a word for its releases that is a
-        clause's subject ("Spring Cloud release trains are designed to work with ..."):
-        that product; not its policy or its users ("The Oracle Solaris support policy is
-        based on ...", "Flathub apps run on ...")."""
+        clause's subject ("Spring Cloud release trains are designed to work with ..."),
+        or after it ("Builds of Oracle JDK are available for ..."): that product; not
+        its policy or its users ("The Oracle Solaris support policy is based on ...",
+        "Flathub apps run on ...")."""
         if noun.pos_ != "NOUN" or noun.lower_ not in RELEASE_NOUNS or not self.subject:
             return []
+        named = [c for c in noun.children if c.dep_ == "compound"] + [
+            p for c in noun.children if c.dep_ == "prep" and c.lower_ == "of" for p in c.children
+        ]
         return [
             m
-            for c in noun.children
-            if c.dep_ == "compound"
-            and (m := self.at(c)) is not None
+            for c in named
+            if (m := self.at(c)) is not None
             and not m.pronoun
             and m.canonical.casefold() == self.subject.casefold()
         ][:1]
@@ -385,8 +388,20 @@ def lists_things(tok: Token) -> bool:
 
 
 def conjuncts(tok: Token) -> Iterator[Token]:
-    """Tokens coordinated to ``tok`` ("V8, Rust, and Tokio")."""
-    stack = [c for c in tok.children if c.dep_ == "conj"]
+    """Tokens coordinated to ``tok`` ("V8, Rust, and Tokio"), and a list the parser
+    hung from it as an apposition ("for Windows, macOS, Android, iOS, and Linux":
+    "macOS" in apposition, the rest coordinated to it)."""
+    stack = [
+        c
+        for c in tok.children
+        if c.dep_ == "conj"
+        or (
+            c.dep_ == "appos"
+            and tok.pos_ == "PROPN"
+            and c.pos_ == "PROPN"
+            and any(g.dep_ == "conj" for g in c.children)
+        )
+    ]
     while stack:
         t = stack.pop()
         yield t

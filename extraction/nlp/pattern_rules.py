@@ -136,7 +136,7 @@ GENERIC = frozenset(
     """
     clusters cluster workloads workload applications application apps app projects project
     environments environment language languages platform platforms engine engines runtime
-    framework frameworks library libraries version versions release releases branches branch
+    framework frameworks library libraries version versions release releases branches branch builds
     partners partner initiative program programme providers provider team community systems
     system servers server services service specification standard standards stack ecosystem
     architecture kernel jvm software protocol protocols product products specifications apis
@@ -594,6 +594,11 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
             [  # "an operating system developed by Apple for the Apple TV"
                 _trigger({**_any(MADE_FOR_VERBS), "TAG": "VBN"}),
                 _node("trigger", ">", "prep", _prep(["for"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "Firefox is available for Windows, macOS, ...", "available on Linux"
+                _trigger({"LOWER": "available", "DEP": {"IN": ["acomp", "amod", "oprd"]}}),
+                _node("trigger", ">", "prep", _prep(["for", "on"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
         ],

@@ -29,7 +29,7 @@ PRODUCTS = [
     *["Salt", "SUSE Manager", "OpenID Connect", "JSON", "Atom"],
     *["Amazon DocumentDB", "MongoDB", "Mastodon", "ActivityPub", "WebFinger"],
     *["MySQL", "MariaDB", "Avalonia", "Windows", "SQL", "Oracle Database", "F#", ".NET"],
-    "WebKit",
+    *["WebKit", "Firefox", "Android", "iOS", "ChromeOS", "Oracle JDK", "Docker"],
 ]
 MAKERS = [
     "Netflix",
@@ -513,6 +513,30 @@ def test_made_for_a_product_is_said_only_where_no_other_rule_says_more(
     sold = _typed(extractor, "Argo CD is commercial support for Vue.")
     assert not any(t == "RELATED_TO" for _, t, _ in sold)
     assert not _typed(extractor, "Argo CD is an app for Red Hat.")
+
+
+def test_what_a_product_is_available_for_or_on_is_related_to_it(extractor: Extractor) -> None:
+    """ "available for / on" a list of platforms: one relation each, the list the
+    parser hung as an apposition included, and a plain noun's list ("platforms,
+    including ..."); the subject may be its builds. Not a company ("on GitHub"), a
+    price or a download."""
+    platforms = {"Windows", "macOS", "Android", "iOS", "Linux", "ChromeOS"}
+    text = "Firefox is available for Windows, macOS, Android, iOS, Linux, and ChromeOS."
+    assert _typed(extractor, text) == {("Firefox", "RELATED_TO", p) for p in platforms}
+    text = "It is available on Linux, Windows, and Docker."
+    assert _typed(extractor, text, "Firefox") == {
+        ("Firefox", "RELATED_TO", p) for p in ("Linux", "Windows", "Docker")
+    }
+    text = "Builds of Oracle JDK are available for multiple platforms, including Windows and Linux."
+    assert _typed(extractor, text, "Oracle JDK") == {
+        ("Oracle JDK", "RELATED_TO", p) for p in ("Windows", "Linux")
+    }
+    for text in (
+        "The source code of Firefox is available on GitHub.",
+        "Firefox is available for free.",
+        "Firefox is available for download.",
+    ):
+        assert not _typed(extractor, text, "Firefox"), text
 
 
 def test_passive_makers_each_make_the_subject(extractor: Extractor) -> None:
