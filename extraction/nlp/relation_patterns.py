@@ -54,9 +54,9 @@ The rules and what they find:
                           "It allows developers to build apps using Y" (one name, not a
                           list of tools; the graph keeps only a Y the corpus declares)
 ``made_for``              RELATED_TO: "X is an IDE for Y", "a no-cost option for Y",
-                          "developed / created / written / released for Y" (Y a product),
-                          where no other rule finds the pair of any type; not "no need for
-                          Y", "support for Y"
+                          "developed / created / written / released for Y", "X is
+                          available for / on Y" (Y a product), where no other rule finds
+                          the pair of any type; not "no need for Y", "support for Y"
 ``made_by``               PRODUCES: "developed / created / maintained / managed / published /
                           hosted by V"
 ``made_at``               PRODUCES: "(originally) developed / created / designed at V" (V
