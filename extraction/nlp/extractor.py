@@ -533,21 +533,18 @@ def _seeds_only(doc: Doc, cand: _Candidate, inside: list[_Candidate]) -> bool:
     declared."""
     if not 2 <= len(inside) <= _MAX_LISTED:
         return False
-    longest: list[_Candidate] = []  # "Proxmox" inside "Proxmox Mail Gateway" is no other
-    reach = -1
-    for seed in sorted(inside, key=lambda s: (s.start, s.start - s.end)):
-        if seed.end > reach:
-            longest.append(seed)
-            reach = seed.end
-    inside = longest
-    covered = bytearray(cand.end - cand.start)
-    for seed in inside:
-        covered[seed.start - cand.start : seed.end - cand.start] = b"\x01" * (seed.end - seed.start)
-    rest = [doc[cand.start + k] for k, c in enumerate(covered) if not c]
-    if len(inside) < 2 or any(t.lower_ not in LIST_LINKS and t.text != "," for t in rest):
+    covered = {i for seed in inside for i in range(seed.start, seed.end)}
+    rest = [doc[i] for i in range(cand.start, cand.end) if i not in covered]
+    if any(t.lower_ not in LIST_LINKS and t.text != "," for t in rest):
         return False
-    texts = {doc[s.start : s.end].text for s in inside}
-    return bool(rest) or len(texts) == 1
+    # the longest seeds' spans ("Proxmox" inside "Proxmox Mail Gateway" is no other name)
+    spans = {(seed.start, seed.end) for seed in inside}
+    longest = [
+        (a, b)
+        for a, b in spans
+        if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in spans)
+    ]
+    return len(longest) >= 2 and (bool(rest) or len({doc[a:b].text for a, b in longest}) == 1)
 
 
 def _capitalised_subject(doc: Doc, context: ExtractionContext) -> list[_Candidate]:
