@@ -1236,3 +1236,56 @@ Google offers search.
     graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="Larry Page")
     assert ("Google", "FOUNDED_BY", "Sergey Brin") in _edges(graph)
     assert ("Larry Page", "PRODUCES", "Google") not in _edges(graph)
+
+
+def test_a_product_named_after_another_written_beside_it_is_related_to_it() -> None:
+    text = (
+        "GitHub Actions Runner Images serve GitHub Actions on GitHub. "
+        "React Native brings React to phones. Redux Toolkit wraps Redux. "
+        "JavaScript Engine runs JavaScript. Touhou Project is Touhou. "
+        "Advent of Code has an Advent calendar. React 18 is React. React Router routes."
+    )
+    names = [
+        "GitHub Actions Runner Images",
+        "GitHub Actions",
+        "GitHub",
+        "React Native",
+        "React",
+        "Redux Toolkit",
+        "Redux",
+        "JavaScript Engine",
+        "JavaScript",
+        "Touhou Project",
+        "Touhou",
+        "Advent of Code",
+        "Advent",
+        "React Router",
+    ]
+    together = [
+        ("GitHub Actions Runner Images", "GitHub Actions"),
+        ("GitHub Actions Runner Images", "GitHub"),
+        ("React Native", "React"),
+        ("Redux Toolkit", "Redux"),
+        ("JavaScript Engine", "JavaScript"),
+        ("Touhou Project", "Touhou"),
+        ("Advent of Code", "Advent"),
+    ]
+    relations = [_rel(a, "PRODUCT", "MENTIONED_WITH", b, "PRODUCT", 0.3) for a, b in together]
+    relations.append(_rel("Redux Toolkit", "PRODUCT", "BASED_ON", "Redux", "PRODUCT", 0.85))
+    row = _row(text, [(n, "PRODUCT", "ruler") for n in names], relations)
+    graph = build_vendor_graph([row], gazetteer=gazetteer(), vendor="Meta")
+    related = {frozenset((s, t)) for s, r, t in _edges(graph) if r == "RELATED_TO"}
+    # the longest product a name starts with, written beside it; not a language the
+    # corpus declares, a word for the same thing, a phrase of its own, a typed pair,
+    # nor a pair no sentence writes together (React Router)
+    assert related == {
+        frozenset(("GitHub Actions Runner Images", "GitHub Actions")),
+        frozenset(("React Native", "React")),
+    }
+    native = next(r for r in graph.relationships if r.type == "RELATED_TO" and r.confidence)
+    assert native.metadata["method"] == "named_after"
+    assert native.confidence == 0.45
+    assert ("Redux Toolkit", "BASED_ON", "Redux") in _edges(graph)
+    mentioned = {frozenset((s, t)) for s, r, t in _edges(graph) if r == "MENTIONED_WITH"}
+    assert frozenset(("Touhou Project", "Touhou")) in mentioned
+    assert frozenset(("GitHub Actions Runner Images", "GitHub")) in mentioned
