@@ -49,7 +49,6 @@ from extraction.graph.naming import (
     Namer,
     RawEdge,
     RawMention,
-    extends_name,
     is_release,
     name_key,
     settle_names,
@@ -72,7 +71,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "98"
+GRAPH_VERSION = "99"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -222,8 +221,6 @@ def build_vendor_graph(
     cooccurrence = [
         r for r in cooccurrence if r.source not in unsupported and r.target not in unsupported
     ]
-    after, cooccurrence = _products_named_after(cooccurrence, graph, namer)
-    graph.relationships.extend(after)
     cooccurrence.sort(key=lambda r: (-r.metadata["mentions"], -r.confidence, r.source, r.target))
     graph.relationships.extend(cooccurrence[:MAX_COOCCURRENCE])
     # an end a relationship named that no kept relationship holds any longer (its type
@@ -679,61 +676,6 @@ class _Ends:
             )
             for n in clash
         )
-
-
-#: Confidence of a product's relationship to the product it is named after.
-NAMED_AFTER_CONFIDENCE = 0.45
-
-
-def _products_named_after(
-    cooccurrence: list[GraphRelationship],
-    graph: VendorGraph,
-    namer: Namer,
-) -> tuple[list[GraphRelationship], list[GraphRelationship]]:
-    """RELATED_TO for a product named after another product of the graph ("GitLab
-    Runner" after GitLab, "Spring Boot" after Spring, "Keycloak JS adapter" after
-    Keycloak: :func:`~extraction.graph.naming.extends_name`), where no typed
-    relationship relates them yet and the notes write the two together: that
-    co-occurrence becomes the relationship, with its evidence (two products the
-    corpus declares and no sentence names together stay apart: "Visual Studio Code"
-    and Visual Studio, "Pixel Vision 8" and Google Pixel). A name counts after the longest
-    product it starts with only ("GitHub Actions Runner Images" after GitHub Actions,
-    not GitHub), and not after a language, protocol, standard, format or specification
-    the corpus declares ("Java EE", "Python Integrated Development Environment": the
-    labelled notes relate such names only where they say how). Returns the new
-    relationships and the co-occurrence left."""
-    entities = graph.entities
-    products = [i for i, e in enumerate(entities) if e.type == "PRODUCT"]
-    by_name: dict[str, int] = {}
-    for j in products:
-        for name in (entities[j].name, *entities[j].aliases):
-            by_name.setdefault(" ".join(name.casefold().split()), j)
-    base_of: dict[int, int] = {}
-    for i in products:
-        words = entities[i].name.split()
-        for cut in range(len(words) - 1, 0, -1):
-            head = " ".join(words[:cut])
-            base = by_name.get(head.casefold())
-            if base is not None:
-                named_after = base != i and extends_name(entities[i].name, head)
-                if named_after and namer.kind(entities[base].name) not in NOT_BASES:
-                    base_of[i] = base
-                break
-    related = {frozenset((r.source, r.target)) for r in graph.relationships}
-    named: list[GraphRelationship] = []
-    left: list[GraphRelationship] = []
-    for r in cooccurrence:
-        pair = frozenset((r.source, r.target))
-        after = base_of.get(r.source) == r.target or base_of.get(r.target) == r.source
-        if pair in related or not after:
-            left.append(r)
-            continue
-        related.add(pair)
-        metadata = {**r.metadata, "method": "named_after", "provenance": "name: named after"}
-        named.append(
-            replace(r, type="RELATED_TO", confidence=NAMED_AFTER_CONFIDENCE, metadata=metadata)
-        )
-    return named, left
 
 
 def _vendor_stated_by_notes(graph: VendorGraph, vendor: int, structural: Sequence[RawEdge]) -> None:

@@ -469,49 +469,6 @@ def settle_names(
     return mentions, settled, corpus_keys
 
 
-#: Words after a product's name that name the same thing, an edition or a release
-#: channel of it, or the people behind it, not another product: "Touhou Project",
-#: "Java Platform", "Vault Enterprise", "Firefox Beta", "Debian Project".
-_SAME_THING_WORDS = frozenset(
-    """
-    project projects platform software language programming framework library toolkit
-    system os linux runtime foundation community team group inc jr jr. enterprise
-    edition cloud data center server beta alpha nightly preview insider canary esr lts
-    stable release
-    """.split()  # noqa: SIM905
-)
-#: Words that start a tail naming something else than a product of the head ("Advent
-#: of Code", "Johnson and Johnson").
-_NOT_A_PART = frozenset(["of", "and", "&", "by", "the", "or"])
-
-
-def extends_name(name: str, base: str) -> bool:
-    """Whether the product ``name`` is named after the product ``base``: its words,
-    then words that name another thing than ``base`` itself (a part, a tool, an
-    extension, a port): "GitLab Runner" after GitLab, "Keycloak JS adapter" after
-    Keycloak, "Spring Boot" after Spring; not a version ("Tomcat 7"), a word for the
-    same thing ("Touhou Project") or a phrase of its own ("Advent of Code"), and not
-    words of a sentence the model took for a name ("Font Awesome 3 and 4 are now end":
-    more than one lower-case word, or a line break or table rule).
-
-    >>> [extends_name(n, "Spring") for n in ("Spring Boot", "Spring 6", "Spring Framework")]
-    [True, False, False]
-    >>> extends_name("Advent of Code", "Advent"), extends_name("GitLab", "GitLab")
-    (False, False)
-    """
-    if "\n" in name or "|" in name:
-        return False
-    words, head = name.split(), base.split()
-    if [w.casefold() for w in words[: len(head)]] != [w.casefold() for w in head]:
-        return False
-    rest = words[len(head) :]
-    if not rest or rest[0].casefold() in _NOT_A_PART:
-        return False
-    if sum(w.islower() for w in rest) > 1:
-        return False
-    return not all(w.casefold() in _SAME_THING_WORDS or is_version_like(w) for w in rest)
-
-
 def _headed_by(name: str, word: str, owners: AbstractSet[str]) -> bool:
     """Whether the key ``name`` is ``word`` with an owner's name before it and product
     words or a version after it ("vmware vcenter server", "filemaker platform")."""
