@@ -340,14 +340,28 @@ def _stands_for_subject(tok: Token) -> bool:
     """A subject that, in a note about a product, is that product: "It", "This", or
     "the" and a word for what the product is, alone ("The game is based on Dota Auto
     Chess", "The project is maintained by ..."; not "The Linux kernel", not "The
-    engine": a part of the product)."""
+    engine": a part of the product); or each of its releases ("Each major version is
+    based on a corresponding Debian release", "Every release is built on ...": a word
+    for its releases after "each", "every" or "all", with plain adjectives only)."""
     if tok.lower_ in PRONOUNS:
         return True
+    if tok.pos_ != "NOUN":
+        return False
+    children = [(c.dep_, c.lower_) for c in tok.children]
+    if tok.lower_ in SUBJECT_NOUNS and children == [("det", "the")]:
+        return True
     return (
-        tok.pos_ == "NOUN"
-        and tok.lower_ in SUBJECT_NOUNS
-        and [(c.dep_, c.lower_) for c in tok.children] == [("det", "the")]
+        tok.lower_ in RELEASE_NOUNS
+        and any(dep in ("det", "predet") and w in _EVERY for dep, w in children)
+        and all(
+            dep in ("det", "predet") or (dep == "amod" and c.pos_ == "ADJ" and c.is_lower)
+            for c, (dep, _) in zip(tok.children, children, strict=True)
+        )
     )
+
+
+#: Determiners that make a word for a product's releases stand for all of them.
+_EVERY = frozenset(["each", "every", "all"])
 
 
 def noun_host(noun: Token) -> Token | None:

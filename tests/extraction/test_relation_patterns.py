@@ -564,6 +564,19 @@ def test_the_word_for_what_the_subject_is_stands_for_it_alone(extractor: Extract
     assert not _typed(extractor, "The kernel is based on Xen.", "Ubuntu")
 
 
+def test_each_of_the_subject_s_releases_stands_for_it(extractor: Extractor) -> None:
+    text = "Each major version is based on a corresponding Debian release."
+    assert _typed(extractor, text, "Photon OS") == {("Photon OS", "BASED_ON", "Debian")}
+    assert _typed(extractor, "Every release is built on Ubuntu.", "Photon OS") == {
+        ("Photon OS", "BASED_ON", "Ubuntu")
+    }
+    # not without a subject, not a release another name or a name-like word qualifies,
+    # not one release
+    assert not _typed(extractor, text)
+    assert not _typed(extractor, "Each Debian version is based on Linux.", "Photon OS")
+    assert not _typed(extractor, "The new version is based on Debian.", "Photon OS")
+
+
 def test_a_plain_noun_inside_a_plain_noun_is_the_name_in_it(extractor: Extractor) -> None:
     found = _typed(
         extractor, "Ubuntu is a system based on a modified version of the Debian kernel."
