@@ -24,7 +24,10 @@ slug that spells a name the corpus declares without its spaces is that name
    ("bluesky-api" is the Bluesky API; "css-layout", "twitter-bot" and
    "nginx-server" stay topics); or a name of several words the corpus declares, then
    ``api`` ("apple-music-api" is the Apple Music API); or a name the corpus declares
-   in capitals, then a short acronym ("json-ld" is JSON-LD, "php-fpm" PHP-FPM).
+   in capitals, then a short acronym ("json-ld" is JSON-LD, "php-fpm" PHP-FPM); or a
+   standard or a model by its number: a rare word no note declares, or an
+   organisation the corpus declares, then a number ("ecma-262" is ECMA-262, "rfc-7230"
+   RFC-7230, "nintendo-3ds" the Nintendo 3DS; "vue-3", a product's, is its version).
 3. **The notes write it as a name.** One English word that could be a name
    ("safari", "opera", "gecko": not everyday, not vocabulary, not a derived noun or a
    plural) that some note of the corpus writes with a capital mid-sentence, outside a
@@ -49,7 +52,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from extraction.graph.gazetteer import squashed_name
+from extraction.graph.gazetteer import rare_word, squashed_name
 from extraction.graph.naming import Namer
 from extraction.lexicon import is_vocabulary
 from extraction.notes.words import (
@@ -97,6 +100,29 @@ def _name_word(word: str, namer: Namer) -> str | None:
     return word.upper() if acronym_shaped(word) else word.capitalize()
 
 
+def _numbered(word: str, number: str, namer: Namer) -> tuple[str, str] | None:
+    """A standard or a model named by its number: "ecma-262" is ECMA-262 and "rfc-7230"
+    RFC-7230 (a rare word, by wordfreq, that no note declares), "motorola-6805" the
+    Motorola 6805 and "nintendo-3ds" the Nintendo 3DS (an organisation the corpus
+    declares, and its model); a product's number is its version ("vue-3"), and an
+    English word's a topic ("top-10"), so neither is a name.
+
+    >>> _numbered("ecma", "262", Namer(None)), _numbered("top", "10", Namer(None))
+    (('ECMA-262', 'PRODUCT'), None)
+    """
+    if not re.fullmatch(r"\d+[a-z]{0,3}", number) or is_vocabulary(word):
+        return None
+    found = _declared(word, namer)
+    if found is not None:
+        name, type_ = found
+        if type_ == "ORG" and len(name.split()) == 1:
+            return f"{name} {number.upper()}", "PRODUCT"
+        return None
+    if not re.fullmatch("[a-z]+", word) or not rare_word(word):
+        return None
+    return f"{word.upper()}-{number.upper()}", "PRODUCT"
+
+
 def slug_shaped_name(slug: str, namer: Namer) -> tuple[str, str] | None:
     """Rule 2: the name a slug is by its shape alone and its type (an organisation
     the corpus declares, else a product), or None for a topic."""
@@ -109,6 +135,8 @@ def slug_shaped_name(slug: str, namer: Namer) -> tuple[str, str] | None:
             return known
         name = _name_word(word, namer) if len(word) >= 2 else None
         return (name, "PRODUCT") if name else None
+    if len(words) == 2 and (numbered := _numbered(words[0], words[1], namer)) is not None:
+        return numbered
     if words[-1] in _KIND_WORDS or re.fullmatch(r"v?\d+", words[-1]):
         return None
     if words[-1] == "api" and len(words) > 2 and (owner := _declared(" ".join(words[:-1]), namer)):

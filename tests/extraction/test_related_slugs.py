@@ -53,6 +53,10 @@ def namer() -> Namer:
         ("humanity", ("Humanity", "ORG")),
         # a name declared in capitals, then a short acronym
         ("json-ld", ("JSON-LD", "PRODUCT")),
+        # a standard by its number; an organisation's model by its number
+        ("ecma-262", ("ECMA-262", "PRODUCT")),
+        ("rfc-7230", ("RFC-7230", "PRODUCT")),
+        ("humanity-3ds", ("Humanity 3DS", "PRODUCT")),
     ],
 )
 def test_a_slug_shaped_like_a_name_is_one(namer: Namer, slug: str, name: tuple[str, str]) -> None:
@@ -84,6 +88,11 @@ def test_a_slug_shaped_like_a_name_is_one(namer: Namer, slug: str, name: tuple[s
         "react-clients",
         "react-server",
         "react-v2",
+        # a product's number is its version; an English word's a topic
+        "react-18",
+        "json-5",
+        "top-10",
+        "web-3",
         # a name and a word; a short word after a name not written in capitals
         "react-layout",
         "json-layout",
