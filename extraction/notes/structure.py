@@ -44,9 +44,26 @@ _SPLIT_MAKERS = re.compile(r"\s*(?:,\s*and\s+|,\s*&\s*|,|;|\s+and\s+)\s*")
 #: A ``created_by`` part that names nobody: "others", "the community", "MediaWiki
 #: contributors", "The scientific" (of "The scientific and engineering community");
 #: a named community ("Ubuntu community") is a maker.
+#: People by their trade, in the plural: a ``created_by`` of them names nobody.
+_TRADES = (
+    "engineers",
+    "developers",
+    "programmers",
+    "designers",
+    "researchers",
+    "scientists",
+    "users",
+    "enthusiasts",
+    "hobbyists",
+    "maintainers",
+    "authors",
+    "people",
+)
 _UNNAMED_MAKERS = re.compile(
     r"^(?:(?i:the\s+)?(?:many\s+|other\s+)?(?:others|contributors|community|collaborators|volunteers)"
-    r"|.*\s(?:contributors|collaborators|volunteers)|[a-z][a-z\s]*\scommunity|[Tt]he\s+[a-z].*)$"
+    r"|.*\s(?:contributors|collaborators|volunteers)|[a-z][a-z\s]*\scommunity|[Tt]he\s+[a-z].*"
+    # people by their trade, in the plural: "Software engineers", "Game developers"
+    rf"|[A-Z][a-z]+(?:\s+[a-z]+)*\s+(?:{'|'.join(_TRADES)}))$"
 )
 _PARENS = re.compile(r"\s*\([^)]*\)")
 #: The quotes of a nickname inside a person's name ("Michael "Monty" Widenius", as
@@ -262,8 +279,8 @@ def split_makers(text: str) -> list[str]:
     ['Apple', 'KDE']
     >>> split_makers("Wikimedia Foundation and MediaWiki contributors")
     ['Wikimedia Foundation']
-    >>> split_makers("The scientific and engineering community")
-    []
+    >>> split_makers("The scientific and engineering community"), split_makers("Software engineers")
+    ([], [])
     >>> split_makers("The Apache Software Foundation and the Ubuntu community")
     ['The Apache Software Foundation', 'the Ubuntu community']
     >>> split_makers("Defold Foundation, originally by Christian Murray and Ragnar Svensson")

@@ -1236,3 +1236,13 @@ Google offers search.
     graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="Larry Page")
     assert ("Google", "FOUNDED_BY", "Sergey Brin") in _edges(graph)
     assert ("Larry Page", "PRODUCES", "Google") not in _edges(graph)
+
+
+def test_people_by_their_trade_make_nothing_and_their_topic_is_a_concept() -> None:
+    data = b"---\ndisplay_name: Software Engineering\ncreated_by: Software engineers\n---\n."
+    facts = note_facts(doc("Software_engineers", "topic-software-engineering.md", data))
+    assert facts.makers == () and not facts.is_product
+    data = b"---\ndisplay_name: Kivy\ncreated_by: Kivy organization\n---\nKivy.\n"
+    assert [m.name for m in note_facts(doc("Kivy", "topic-kivy.md", data)).makers] == [
+        "Kivy organization"
+    ]
