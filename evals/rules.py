@@ -13,7 +13,8 @@ the corpus (as ``python -m evals graph`` does) and reports, per rule and type:
   those whose strongest evidence is the rule's;
 * **checked**: a seeded sample of ``--sample`` relationships whose strongest
   evidence is the rule (``random.Random(--seed)`` over them sorted by type, ends and
-  sentence), drawn from notes outside the ``holdout`` split's folders, and the
+  sentence), drawn from notes outside the untuned splits' folders (``holdout``, and
+  ``tune5`` until its misses are read), and the
   precision of the judgements ``--checks`` (``evals/data/vendor_graph/rule_checks.json``)
   holds for it. Each judgement names the relationship by type, ends and evidence
   sentence, so a rebuild does not lose it; ``--write-sample FILE`` writes the
@@ -38,7 +39,7 @@ from rich.table import Table
 from evals import DATA, eval_queries
 from evals.cli import HarnessError, reported, show_report
 from evals.corpus import build_vendor_corpus, checked_corpus, default_corpus, eval_database
-from evals.graph_quality import HOLDOUT, SPLITS_FILE
+from evals.graph_quality import SPLITS_FILE, UNTUNED
 
 CHECKS = DATA / "vendor_graph" / "rule_checks.json"
 SAMPLE = 30
@@ -76,10 +77,11 @@ class Found:
         }
 
 
-def holdout_folders(splits: Path = DATA / "vendor_graph" / SPLITS_FILE) -> frozenset[str]:
-    """The folders only ever reported: no sample is drawn from their notes."""
+def untuned_folders(splits: Path = DATA / "vendor_graph" / SPLITS_FILE) -> frozenset[str]:
+    """The folders of the splits no rule is tuned on (the holdout, the newest draw): no
+    sample is drawn from their notes."""
     data = orjson.loads(splits.read_bytes()) if splits.is_file() else {}
-    return frozenset(data.get(HOLDOUT, ()))
+    return frozenset(f for split in UNTUNED for f in data.get(split, ()))
 
 
 def draw(found: Sequence[Found], n: int, seed: int, excluded: frozenset[str]) -> list[Found]:
@@ -170,7 +172,7 @@ def report(
 def render(console: Console, data: dict[str, Any]) -> None:
     table = Table(
         title=f"Relation rules over the corpus (sample of {data['sample_size']} per rule, "
-        f"random.Random({data['seed']}), holdout folders left out)",
+        f"random.Random({data['seed']}), untuned folders left out)",
         title_justify="left",
     )
     for col in ("rule", "type", "findings", "in graph", "strongest", "checked", "precision"):
@@ -221,7 +223,7 @@ def _run(args: argparse.Namespace) -> int:
     with db.connect() as conn:
         found, findings = read_graph(conn)
     data = report(
-        found, findings, checks, n=args.sample, seed=args.seed, excluded=holdout_folders()
+        found, findings, checks, n=args.sample, seed=args.seed, excluded=untuned_folders()
     )
     if args.write_sample is not None:
         unjudged = [

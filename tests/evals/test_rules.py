@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from evals.cli import HarnessError
-from evals.rules import Found, draw, holdout_folders, load_checks, report
+from evals.rules import Found, draw, load_checks, report, untuned_folders
 
 
 def F(rule: str, source: str, target: str, folder: str = "Acme", rtype: str = "BASED_ON") -> Found:
@@ -69,5 +69,5 @@ def test_judgements_and_splits_are_read_and_a_broken_file_is_refused(tmp_path: P
     with pytest.raises(HarnessError, match="not a list of judgements"):
         load_checks(bad)
     splits = tmp_path / "splits.json"
-    splits.write_bytes(b'{"tune": ["A"], "holdout": ["B", "C"]}')
-    assert holdout_folders(splits) == {"B", "C"}
+    splits.write_bytes(b'{"tune": ["A"], "holdout": ["B", "C"], "tune5": ["D"]}')
+    assert untuned_folders(splits) == {"B", "C", "D"}
