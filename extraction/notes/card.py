@@ -100,6 +100,7 @@ _PHRASE_ENDS = frozenset(
     """.split()  # noqa: SIM905
 )
 _IS_A = re.compile(r"\b(?:is|are|was)\s+(?:a|an|the)\s+", re.IGNORECASE)
+_IS_A_OR_AN = re.compile(r"\bis\s+an?\s+")
 _WORD_EDGE = re.compile(r"^[^\w#+.-]+|[^\w#+]+$")
 
 
@@ -127,8 +128,12 @@ def subject_kind(doc: SourceDocument) -> str:
     m = _IS_A.search(text)
     if m is None:
         return fallback
-    head = fallback
-    for raw in text[m.end() :].split()[:20]:
+    return _noun_after(text, m.end(), fallback)
+
+
+def _noun_after(text: str, start: int, head: str) -> str:
+    """The last word of the noun phrase that starts at ``start`` (``head`` if none)."""
+    for raw in text[start:].split()[:20]:
         word = _WORD_EDGE.sub("", raw).casefold()
         if not word or word in _PHRASE_ENDS:
             break
@@ -136,6 +141,28 @@ def subject_kind(doc: SourceDocument) -> str:
         if raw.endswith((".", ";", ":")) or "(" in raw:
             break
     return head
+
+
+def opening_kind(doc: SourceDocument, subject: str) -> str:
+    """The noun the body's first paragraph says ``subject`` is, where it opens by
+    naming it and "is a" or "is an" ("NVIDIA Corporation is a company that
+    manufactures ...", where the description field says only what Nvidia does); ''
+    otherwise ("The Toit language is the foundation for ..." names no kind of Toit).
+
+    >>> from extraction.notes.corpus import parse_document
+    >>> doc, _ = parse_document("vendors/X/topic-nvidia.md", b"---\\ndisplay_name: Nvidia\\n"
+    ...     b"short_description: Nvidia designs GPUs.\\n---\\n"
+    ...     b"NVIDIA Corporation is a company that manufactures GPUs.\\n")
+    >>> toit, _ = parse_document("vendors/X/topic-toit.md", b"---\\ndisplay_name: Toit\\n"
+    ...     b"---\\nThe Toit language is the foundation for the Toit platform.\\n")
+    >>> opening_kind(doc, "Nvidia"), opening_kind(toit, "Toit")
+    ('company', '')
+    """
+    text = _first_paragraph(doc.body)
+    m = _IS_A_OR_AN.search(text)
+    if m is None or subject.casefold() not in text[: m.start()].casefold():
+        return ""
+    return _noun_after(text, m.end(), "")
 
 
 def category_words(doc: SourceDocument) -> str:

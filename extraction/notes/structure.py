@@ -31,7 +31,7 @@ from wordfreq import zipf_frequency
 
 from extraction.lexicon import is_vocabulary
 from extraction.names import LEGAL_SUFFIXES, guess_vendor_type, normalize_name
-from extraction.notes.card import description, description_names, subject_kind
+from extraction.notes.card import description, description_names, opening_kind, subject_kind
 from extraction.notes.document import SourceDocument
 from extraction.notes.words import name_words
 
@@ -262,6 +262,17 @@ class NoteFacts:
             return cls()
 
 
+def _kind(doc: SourceDocument, subject: str | None) -> str:
+    """What the note says its subject is (:func:`~extraction.notes.card.subject_kind`);
+    where its description says nothing of it, an organisation's kind its body's first
+    paragraph gives ("NVIDIA Corporation is a company that ..."): only that, as a
+    product's kind there is as often a word of a longer phrase."""
+    kind = subject_kind(doc)
+    if not kind and subject and (opening := opening_kind(doc, subject)) in ORG_KINDS:
+        return opening
+    return kind
+
+
 def split_makers(text: str) -> list[str]:
     """The names in a ``created_by`` value.
 
@@ -410,7 +421,8 @@ def written_as_concept(subject: str, body: str) -> bool:
     """Whether a topic page's own text writes its subject as an English phrase, not a
     name: each time in lower case past its first letter ("Quantum computing is a field
     of computing", "Docker image", "A cryptocurrency is a digital currency"), never as
-    the title writes it (a sentence's first word aside). A name of one word counts
+    the title writes it (a sentence's first word aside), its plural counted with it
+    for a name of one word ("Shells ..., Unix shells"). A name of one word counts
     only when it is an English word ("Promise", "Website"): brands are written in lower
     case too ("supabase", "dlt"); and only English words are lowered ("Shadcn ui" is
     still a name).
@@ -421,13 +433,16 @@ def written_as_concept(subject: str, body: str) -> bool:
     False
     >>> written_as_concept("Supabase", "The supabase CLI. Supabase is a platform.")
     False
+    >>> written_as_concept("Shell", "Shells run commands. Unix shells include Bash.")
+    True
     """
     name = _PARENS.sub("", subject).strip()
     words = name.split()
     if not words or name.islower():
         return False
     text = _CODE_OR_ADDRESS.sub(" ", body)
-    found = list(re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", text, re.I))
+    plural = r"(?:e?s)?" if len(words) == 1 else ""
+    found = list(re.finditer(r"(?<![\w-])" + re.escape(name) + plural + r"(?![\w-])", text, re.I))
     if not found:
         return False
     for m in found:
@@ -588,7 +603,7 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
         problems=tuple(problems),
         product_page=meta.get("document_type") == "end-of-life",
         support_offers=support_offers(_prose(doc)),
-        kind=subject_kind(doc),
+        kind=_kind(doc, subject),
         slug=slugs[0] if own_slug else "",
         names=tuple(description_names(subject, description(doc))[:MAX_ITEMS])
         if subject and is_product

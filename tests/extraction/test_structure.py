@@ -1246,3 +1246,21 @@ def test_people_by_their_trade_make_nothing_and_their_topic_is_a_concept() -> No
     assert [m.name for m in note_facts(doc("Kivy", "topic-kivy.md", data)).makers] == [
         "Kivy organization"
     ]
+
+
+def test_an_organisation_its_body_opens_by_naming_is_one_when_its_description_is_silent() -> None:
+    data = (
+        b"---\ndisplay_name: Nvidia\ncreated_by: Jensen Huang, Curtis Priem\n"
+        b"short_description: Nvidia designs GPUs.\n---\n"
+        b"NVIDIA Corporation is a company that manufactures graphics processors.\n"
+    )
+    facts = note_facts(doc("Jensen_Huang", "topic-nvidia.md", data))
+    assert facts.kind == "company" and facts.is_org
+    # a description saying what it is decides; a metaphor ("is the foundation") is no kind
+    said = data.replace(b"designs GPUs.", b"is a GPU brand.")
+    assert not note_facts(doc("Jensen_Huang", "topic-nvidia.md", said)).is_org
+    toit = (
+        b"---\ndisplay_name: Toit\ncreated_by: Kasper Lund\nshort_description: Toit runs.\n"
+        b"---\nThe Toit language is the foundation of X.\n"
+    )
+    assert not note_facts(doc("Toitware", "topic-toit.md", toit)).is_org
