@@ -100,7 +100,7 @@ MADE_BY = frozenset(
     """
     developed created maintained managed made designed written authored built published produced
     released launched sponsored stewarded governed hosted incubated started invented founded
-    co-created co-developed originated
+    co-created co-developed originated owned defined specified standardized standardised
     """.split()  # noqa: SIM905
 )
 #: Participles of making a thing at an organisation ("originally developed at AT&T Bell

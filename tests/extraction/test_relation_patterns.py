@@ -226,6 +226,8 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             "project_of",
         ),
         ("Argo CD is a Red Hat product.", None, ("Red Hat", "Argo CD"), "project_of"),
+        ("Docker is a platform owned by Netflix.", None, ("Netflix", "Docker"), "made_by"),
+        ("It is standardized by Microsoft.", "JSON", ("Microsoft", "JSON"), "made_by"),
         (
             "Unix is an operating system originally developed at Intel in the 1960s.",
             None,
@@ -251,6 +253,22 @@ def test_each_rule_reads_its_shape(
     found = _found(extractor, text, subject)
     rtype = PATTERNS[rule][0]
     assert (expected[0], rtype, expected[1], f"pattern:{rule}") in found, found
+
+
+def test_a_definition_s_source_is_no_maker(extractor: Extractor) -> None:
+    text = "As defined by Microsoft, Docker is a platform."
+    assert not _typed(extractor, text), text
+
+
+def test_an_implementation_of_a_specification_implements_it_not_built_on_it(
+    extractor: Extractor,
+) -> None:
+    text = "Photon OS is a compatible implementation of the Java SDK specification."
+    assert _found(extractor, text) == {
+        ("Photon OS", "RELATED_TO", "Java SDK", "pattern:works_with")
+    }
+    text = "Photon OS is an implementation of the JavaScript language."
+    assert _typed(extractor, text) == {("Photon OS", "BASED_ON", "JavaScript")}
 
 
 def test_made_at_a_time_or_a_place_names_no_maker(extractor: Extractor) -> None:
