@@ -11,8 +11,10 @@ slug that spells a name the corpus declares without its spaces is that name
    capital, in the middle of a sentence and not inside a longer capitalised name
    ("GraphiQL", "HonoX", "JSON-LD"): that form is the name. A common English word
    written with capitals ("Tweets", "REST") must be written so twice. Several words
-   are left to rule 2 ("Internet of Things" and "CSS Preprocessor" are capitalised
-   topics).
+   written as one capitalised phrase are a name where one of them is an acronym or a
+   name the corpus declares ("Shadow DOM", "ES Modules", "GitHub Apps"); otherwise
+   they are left to rule 2 ("Internet of Things", "URL Shortener" and "Cloud Native"
+   are capitalised topics).
 2. **The slug is shaped like a name.** One word that is not English, by its
    frequency in wordfreq's English lists (below
    :data:`~extraction.notes.words.COMMON_ZIPF` on the Zipf
@@ -210,6 +212,34 @@ def subject_names(subject: str, described: tuple[str, ...] = ()) -> tuple[str, .
     return tuple(dict.fromkeys([subject, *parts, *described]))
 
 
+def written_phrase(slug: str, text: str, namer: Namer) -> str | None:
+    """Rule 1 for a slug of several words: the note's text writes them as one phrase,
+    each word with a capital (a plural "s" allowed), and one of them is an acronym or
+    a name the corpus declares, not vocabulary ("shadow-dom": "Shadow DOM", "es-modules":
+    "ES Modules", "github-apps": "GitHub Apps"); "URL Shortener" and "Cloud Native",
+    capitalised topics, have none.
+
+    >>> written_phrase("shadow-dom", "used with the Shadow DOM and more", Namer(None))
+    'Shadow DOM'
+    >>> written_phrase("url-shortener", "a URL Shortener", Namer(None)) is None
+    True
+    """
+    words = [w for w in slug.lower().split("-") if w]
+    if len(words) < 2:
+        return None
+    pattern = r"[\s-]+".join(re.escape(w) + "s?" for w in words)
+    for m in re.finditer(r"(?<![\w-])" + pattern + r"(?![\w-])", text, re.IGNORECASE):
+        written = re.split(r"[\s-]+", m.group(0))
+        if not all(w[:1].isupper() for w in written) or is_vocabulary(m.group(0)):
+            continue
+        if any(
+            not is_vocabulary(w) and ((w.isupper() and len(w) >= 2) or _declared(w, namer))
+            for w in written
+        ):
+            return " ".join(m.group(0).split())
+    return None
+
+
 def slug_name(slug: str, text: str, namer: Namer) -> tuple[str, str] | None:
     """The name a ``related`` slug no note is stands for, and its type: as the
     note's ``text`` writes it (rule 1), else by its shape (rule 2), else as the
@@ -218,7 +248,7 @@ def slug_name(slug: str, text: str, namer: Namer) -> tuple[str, str] | None:
         return declared  # a name the corpus declares, spelled as a slug
     if namer.gazetteer is not None and (spelled := namer.gazetteer.spelled(slug)) is not None:
         return spelled.name, spelled.type  # "atprotocol": the AT Protocol, without spaces
-    written = written_form(slug, text)
+    written = written_form(slug, text) or written_phrase(slug, text, namer)
     if written is not None:
         known = _known(slug, namer)
         return written, known[1] if known else "PRODUCT"

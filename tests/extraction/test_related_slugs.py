@@ -133,6 +133,19 @@ def test_the_note_s_own_spelling_wins_in_mid_sentence() -> None:
     assert written_form("rest", "It is an alternative to REST and RPC.") is None
 
 
+def test_several_words_the_note_writes_as_a_name_with_an_acronym_or_a_declared_name(
+    namer: Namer,
+) -> None:
+    text = "Web Components use the Shadow DOM, ES Modules and React Hooks; a URL Shortener too."
+    assert slug_name("shadow-dom", text, namer) == ("Shadow DOM", "PRODUCT")
+    assert slug_name("es-modules", text, namer) == ("ES Modules", "PRODUCT")
+    assert slug_name("react-hooks", text, namer) == ("React Hooks", "PRODUCT")
+    # an acronym of the field's vocabulary, lower case, or no acronym nor name: a topic
+    assert slug_name("url-shortener", text, namer) is None
+    assert slug_name("shadow-dom", "the shadow dom", namer) is None
+    assert slug_name("web-components", "Web Components are great.", namer) is None
+
+
 def test_a_slug_spelling_a_declared_name_without_its_spaces_is_that_name(namer: Namer) -> None:
     """ "atprotocol" is no note's slug (the AT Protocol's is "atproto"), and by its shape
     alone it would be a product "Atprotocol" beside the AT Protocol."""
