@@ -21,8 +21,8 @@ each labelled folder (``evals/data/vendor_graph/gold/*.json``, format and rule i
   outcomes. Recall is over required gold relations.
 
 The labelled folders come in splits (``evals/data/vendor_graph/splits.json``):
-``first``, ``tune``, ``tune2``, ``tune3`` and ``tune4`` are the folders rules may be tuned on,
-``holdout`` is only ever reported, and ``tune5``, the newest draw, is read untuned (its
+``first`` and ``tune`` to ``tune5`` are the folders rules may be tuned on, ``holdout`` is
+only ever reported, and ``tune6``, the newest draw, is read untuned (its
 scores only) until its misses are read. Every split is reported apart (overall and per
 type), beside the total of the splits scored; ``--split`` scores only the splits named,
 so that a tuning run never reads the untuned folders' results.
@@ -60,9 +60,9 @@ SPLITS_FILE = "splits.json"
 #: The split only ever reported.
 HOLDOUT = "holdout"
 #: The splits no rule was tuned on: the holdout, and the newest draw until its misses
-#: are read (then it is tuned on, as ``tune3`` and ``tune4`` were). Every other split's
+#: are read (then it is tuned on, as ``tune3``, ``tune4`` and ``tune5`` were). Every other split's
 #: figures are tuned figures.
-UNTUNED = frozenset([HOLDOUT, "tune5"])
+UNTUNED = frozenset([HOLDOUT, "tune6"])
 #: The one split of a gold folder without a splits file beside it.
 NO_SPLITS = "all"
 SYMMETRIC = frozenset({"PARTNERS_WITH", "COMPETES_WITH", "RELATED_TO"})
@@ -644,8 +644,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the configured server) up to date with the vendor corpus, incrementally, then score "
         "each labelled folder's graph: entity precision, recall and type accuracy, and "
         "typed-relationship precision and recall, overall and per type, for each split of "
-        "the labelled folders apart (first, tune, tune2, tune3 and tune4: tuned on; holdout: "
-        "only reported; tune5: read untuned). The labelled format, the splits and how the "
+        "the labelled folders apart (first and tune to tune5: tuned on; holdout: only "
+        "reported; tune6: read untuned). The labelled format, the splits and how the "
         "folders were chosen: evals/data/vendor_graph/README.md.",
     )
     parser.add_argument(
@@ -666,10 +666,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=None,
         metavar="NAME",
-        help="score only this split of splits.json (first, tune, tune2, tune3, tune4, tune5, "
-        "holdout; repeat for several; default: every split). Tune with --split first --split "
-        "tune --split tune2 --split tune3 --split tune4: the untuned folders' results are then "
-        "never read",
+        help="score only this split of splits.json (first, tune, tune2 ... tune6, holdout; "
+        "repeat for several; default: every split). Tune with --split first --split tune "
+        "--split tune2 --split tune3 --split tune4 --split tune5: the untuned folders' results "
+        "are then never read",
     )
     parser.add_argument(
         "--details", action="store_true", help="also list each folder's errors and misses"
