@@ -255,14 +255,6 @@ def _retyped(m: Mention, want: str, rule: str) -> bool:
     )
 
 
-#: Words of an implementation, and words of what one implements without being built on
-#: it: a specification ("an implementation of the Java specification").
-IMPLEMENTATIONS = frozenset(["implementation", "implementations", "reimplementation"])
-SPECS = frozenset(
-    ["specification", "specifications", "spec", "specs", "standard", "standards", "protocol"]
-)
-
-
 #: Rules whose slot may hold a place.
 PLACE_SLOTS = frozenset(["y_based", "for_noun"])
 
@@ -389,11 +381,6 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         sources = [m for m in sources if m.span.kb_id_ != "ner" or has_org_word(m.canonical)]
     if rule == "made_by" and any(c.dep_ == "mark" and c.lower_ == "as" for c in trigger.children):
         return  # "As defined by NATO, OSINT is ...": a definition's source, not a maker
-    if rule == "base_noun" and trigger.lower_ in IMPLEMENTATIONS and at["tgt"].lower_ in SPECS:
-        # "a compatible implementation of the Java specification" implements it, as
-        # "X implements Y" does (works_with), where "an implementation of the Ruby
-        # language" is built on it
-        rule, rtype = "works_with", "RELATED_TO"
     for s in sources:
         for t in targets:
             # an end holding the trigger is the phrase itself ("Component Framework")

@@ -260,17 +260,6 @@ def test_a_definition_s_source_is_no_maker(extractor: Extractor) -> None:
     assert not _typed(extractor, text), text
 
 
-def test_an_implementation_of_a_specification_implements_it_not_built_on_it(
-    extractor: Extractor,
-) -> None:
-    text = "Photon OS is a compatible implementation of the Java SDK specification."
-    assert _found(extractor, text) == {
-        ("Photon OS", "RELATED_TO", "Java SDK", "pattern:works_with")
-    }
-    text = "Photon OS is an implementation of the JavaScript language."
-    assert _typed(extractor, text) == {("Photon OS", "BASED_ON", "JavaScript")}
-
-
 def test_made_at_a_time_or_a_place_names_no_maker(extractor: Extractor) -> None:
     found = _typed(extractor, "Vue was built at scale. Vue was developed at Helsinki in 2014.")
     assert not [f for f in found if f[1] == "PRODUCES"], found
