@@ -71,7 +71,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "101"
+GRAPH_VERSION = "102"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -752,6 +752,9 @@ def _parts_of_products(
 
 #: The prose rule of "a Node.js web application framework" (extraction.nlp.pattern_rules).
 NAMED_KIND = "pattern:kind_of"
+#: The prose rule of "a PHP HTTP client", and the kinds of what a product speaks.
+SPEAKS = "pattern:speaks"
+PROTOCOL_KINDS = frozenset(["protocol", "standard", "format", "specification"])
 #: The prose rule of "a toolkit to build applications with Y".
 BUILD_WITH = "pattern:build_with"
 #: Kinds of product (what their notes say they are) that a framework or library
@@ -964,6 +967,10 @@ def _add_edge(
         # "a PHP web framework" is written in PHP, not built on it; a name no note
         # declares is no platform ("a Free Software operating system", "an HTML5 game
         # framework")
+        return
+    if edge.method == SPEAKS and entity_for.namer.kind(edge.target) not in PROTOCOL_KINDS:
+        # "a PHP HTTP client" speaks HTTP; "a Node.js web framework" is kind_of's, and
+        # "a PHP web framework" is only written in PHP
         return
     if edge.method == BUILD_WITH and not entity_for.namer.kind(edge.target):
         # "a toolkit to build desktop applications with Java" is a Java toolkit, built on

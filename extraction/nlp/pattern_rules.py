@@ -59,6 +59,14 @@ MADE_ON_KINDS = frozenset(
     extension extensions module modules wrapper wrappers binding bindings
     """.split()  # noqa: SIM905
 )
+#: Nouns of what speaks a protocol or reads a format named in front of them ("a PHP
+#: HTTP client", "a scalable MQTT broker", "a pure-Java HTTP web server environment").
+SPEAKER_NOUNS = frozenset(
+    """
+    client clients server servers broker brokers proxy proxies daemon gateway framework
+    library parser environment implementation
+    """.split()  # noqa: SIM905
+)
 #: An operating system named after the system it is made on ("a proprietary Unix
 #: operating system", "an open source Linux container host"): the noun and the word
 #: that makes it a system of that kind.
@@ -305,6 +313,16 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
             ],
             [  # "a Linux distribution", "a community-driven Debian derivative"
                 _trigger({**_any(DERIVED_KINDS), "DEP": {"IN": ["attr", "appos", "oprd"]}}),
+                _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
+            ],
+        ],
+    ),
+    "speaks": (
+        "RELATED_TO",
+        [
+            [  # "a PHP HTTP client", "an open source MQTT broker": what X speaks (only a
+                # protocol, standard or format the corpus declares: extraction.graph.build)
+                _trigger({**_any(SPEAKER_NOUNS), "DEP": {"IN": ["attr", "appos", "oprd"]}}),
                 _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
             ],
         ],

@@ -193,7 +193,7 @@ def find_pattern_relations(
 FALLBACK_RULES = frozenset(["kind_of"])
 #: Rules that find a pair only where no other rule finds it of any type ("a
 #: controller for Kubernetes" is for_noun's BASED_ON, not also made_for's RELATED_TO).
-PAIR_FALLBACK_RULES = frozenset(["made_for", "uses", "supports_product"])
+PAIR_FALLBACK_RULES = frozenset(["made_for", "uses", "supports_product", "speaks"])
 
 
 def _matches(doc: Doc) -> Iterator[tuple[int, list[int]]]:
@@ -272,7 +272,7 @@ def slot_typed_spans(found: Sequence[PatternFound]) -> dict[tuple[int, int], str
 
 def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[PatternFound]:
     trigger = at["trigger"]
-    if rule == "kind_of" or (rule == "base_noun" and "prep" not in at):
+    if rule in ("kind_of", "speaks") or (rule == "base_noun" and "prep" not in at):
         # "a Linux distribution": the product the derived thing is named after (not an
         # organisation the notes declare: "a Red Hat build" is Red Hat's, not based on it)
         named = [
@@ -284,10 +284,12 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         ]
         if not named:
             return
-        base = min(named, key=lambda m: m.span.start)
+        # what X is named after is its first modifier; what it speaks, any of them
+        bases = named if rule == "speaks" else [min(named, key=lambda m: m.span.start)]
         for s in ends.about(trigger, True):
-            if s.span.start != base.span.start:
-                yield PatternFound(rtype, rule, s, base, trigger.sent)
+            for base in bases:
+                if s.span.start != base.span.start:
+                    yield PatternFound(rtype, rule, s, base, trigger.sent)
         return
     if rule == "poss":
         # "Apple's Safari", "Apple's Xcode and tvOS", "Apple's streaming device, the

@@ -168,6 +168,7 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     # found 15 more over the corpus, 14 right (the wrong end was a heading run into the
     # paragraph after it, which is no name since)
     ("RELATED_TO", "pattern:works_with", "*", "*"): 0.45,
+    ("RELATED_TO", "pattern:speaks", "*", "*"): 0.45,
     # uses: 6/7 sampled (the wrong one read "vanilla JavaScript" as a product)
     ("RELATED_TO", "pattern:uses", "*", "*"): 0.45,
     # supports_product: all 16 findings over the corpus read right (2026-11-29; 14 of

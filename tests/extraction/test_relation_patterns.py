@@ -260,6 +260,15 @@ def test_a_definition_s_source_is_no_maker(extractor: Extractor) -> None:
     assert not _typed(extractor, text), text
 
 
+def test_what_a_client_or_server_is_named_after_is_what_it_speaks(extractor: Extractor) -> None:
+    found = _found(extractor, "Docker is a Xen JSON client.")
+    # every name before the noun (the graph keeps protocols and formats only)
+    assert {("Docker", "RELATED_TO", n, "pattern:speaks") for n in ("Xen", "JSON")} <= found
+    # none where another rule relates the pair ("a Node.js web framework" is kind_of's)
+    found = _found(extractor, "Docker is a Node.js web framework.")
+    assert {f[3] for f in found} == {"pattern:kind_of"}
+
+
 def test_made_at_a_time_or_a_place_names_no_maker(extractor: Extractor) -> None:
     found = _typed(extractor, "Vue was built at scale. Vue was developed at Helsinki in 2014.")
     assert not [f for f in found if f[1] == "PRODUCES"], found

@@ -1264,3 +1264,26 @@ def test_an_organisation_its_body_opens_by_naming_is_one_when_its_description_is
         b"---\nThe Toit language is the foundation of X.\n"
     )
     assert not note_facts(doc("Toitware", "topic-toit.md", toit)).is_org
+
+
+def test_what_a_product_speaks_is_kept_only_for_a_protocol_or_a_format() -> None:
+    def topic(name: str, text: str) -> bytes:
+        return f"---\ndisplay_name: {name}\ncreated_by: Ann Lee\n---\n{name} {text}\n".encode()
+
+    docs = [
+        doc("Ann_Lee", "topic-json.md", topic("JSON", "is a data interchange format.")),
+        doc("Ann_Lee", "topic-php.md", topic("PHP", "is a scripting language.")),
+    ]
+    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    text = "Guzzle is a PHP JSON client."
+    speaks = [
+        _rel("Guzzle", "PRODUCT", "RELATED_TO", t, "PRODUCT", 0.45, "pattern:speaks")
+        for t in ("PHP", "JSON")
+    ]
+    names = [
+        ("Guzzle", "PRODUCT", "ruler"),
+        ("PHP", "PRODUCT", "ruler"),
+        ("JSON", "PRODUCT", "ruler"),
+    ]
+    graph = build_vendor_graph([_row(text, names, speaks)], gazetteer=g, vendor="Ann Lee")
+    assert {(s, t) for s, r, t in _edges(graph) if r == "RELATED_TO"} == {("Guzzle", "JSON")}
