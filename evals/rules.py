@@ -13,8 +13,8 @@ the corpus (as ``python -m evals graph`` does) and reports, per rule and type:
   those whose strongest evidence is the rule's;
 * **checked**: a seeded sample of ``--sample`` relationships whose strongest
   evidence is the rule (``random.Random(--seed)`` over them sorted by type, ends and
-  sentence), drawn from notes outside the untuned splits' folders (``holdout``, and
-  ``tune6`` until its misses are read), and the
+  sentence), drawn from notes outside the untuned splits' folders (``holdout``, and a
+  newest draw until its misses are read), and the
   precision of the judgements ``--checks`` (``evals/data/vendor_graph/rule_checks.json``)
   holds for it. Each judgement names the relationship by type, ends and evidence
   sentence, so a rebuild does not lose it; ``--write-sample FILE`` writes the

@@ -135,7 +135,7 @@ def test_the_labelled_set_loads_and_follows_its_rule() -> None:
     }
 
 
-def test_each_split_is_reported_apart_and_only_the_untuned_ones_are_untuned() -> None:
+def test_each_split_is_reported_apart_and_only_the_holdout_is_untuned() -> None:
     acme, sled = E("Acme", "ORG"), E("Rocket Sled", "PRODUCT")
     found = [FoundRelation(acme, "PRODUCES", sled)]
     report = combine(
@@ -151,7 +151,7 @@ def test_each_split_is_reported_apart_and_only_the_untuned_ones_are_untuned() ->
     assert (tune["tuned"], holdout["tuned"], data["splits"]["tune6"]["tuned"]) == (
         True,
         False,
-        False,
+        True,
     )
     assert tune["relations"]["recall"] == 0.3333
     assert holdout["relations"]["recall"] == 0.0 and holdout["relations"]["precision"] is None
