@@ -58,7 +58,8 @@ The rules and what they find:
                           available for / on Y" (Y a product), where no other rule finds
                           the pair of any type; not "no need for Y", "support for Y"
 ``made_by``               PRODUCES: "developed / created / maintained / managed / published /
-                          hosted by V"
+                          hosted / owned / defined / standardized by V" (not "As defined
+                          by V, X is ...")
 ``made_at``               PRODUCES: "(originally) developed / created / designed at V" (V
                           an organisation: "created at Yahoo!", "developed at AT&T Bell
                           Labs")
@@ -81,6 +82,11 @@ The rules and what they find:
 ``supports_product``      RELATED_TO: "X supports Y", "with / provides support for Y" (X and
                           Y products: a company's support for a product is ``support``),
                           where no other rule finds the pair of any type
+``speaks``                RELATED_TO: "X is a PHP HTTP client", "an open source MQTT
+                          broker" (a client, server, broker, framework ... named after Y),
+                          where no other rule finds the pair of any type; the graph keeps
+                          only a Y the corpus declares a protocol, standard, format or
+                          specification
 ``works_with``            RELATED_TO: "integrates with Y", "compatible with Y", "designed
                           to work with Y", "packaged / shipped with Y", "X complements
                           Y", "modeled after / inspired by Y", "an operating system

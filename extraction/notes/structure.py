@@ -41,9 +41,6 @@ MAX_FACT_NAME = 100
 MAX_ITEMS = 40
 
 _SPLIT_MAKERS = re.compile(r"\s*(?:,\s*and\s+|,\s*&\s*|,|;|\s+and\s+)\s*")
-#: A ``created_by`` part that names nobody: "others", "the community", "MediaWiki
-#: contributors", "The scientific" (of "The scientific and engineering community");
-#: a named community ("Ubuntu community") is a maker.
 #: People by their trade, in the plural: a ``created_by`` of them names nobody.
 _TRADES = (
     "engineers",
@@ -59,6 +56,9 @@ _TRADES = (
     "authors",
     "people",
 )
+#: A ``created_by`` part that names nobody: "others", "the community", "MediaWiki
+#: contributors", "The scientific" (of "The scientific and engineering community"),
+#: "Software engineers"; a named community ("Ubuntu community") is a maker.
 _UNNAMED_MAKERS = re.compile(
     r"^(?:(?i:the\s+)?(?:many\s+|other\s+)?(?:others|contributors|community|collaborators|volunteers)"
     r"|.*\s(?:contributors|collaborators|volunteers)|[a-z][a-z\s]*\scommunity|[Tt]he\s+[a-z].*"
