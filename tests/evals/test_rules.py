@@ -69,5 +69,5 @@ def test_judgements_and_splits_are_read_and_a_broken_file_is_refused(tmp_path: P
     with pytest.raises(HarnessError, match="not a list of judgements"):
         load_checks(bad)
     splits = tmp_path / "splits.json"
-    splits.write_bytes(b'{"tune": ["A"], "holdout": ["B", "C"], "tune6": ["D"]}')
-    assert untuned_folders(splits) == {"B", "C"}
+    splits.write_bytes(b'{"tune": ["A"], "holdout": ["B", "C"], "tune7": ["D"]}')
+    assert untuned_folders(splits) == {"B", "C", "D"}
