@@ -347,15 +347,15 @@ def _stands_for_subject(tok: Token) -> bool:
         return True
     if tok.pos_ != "NOUN":
         return False
-    children = [(c.dep_, c.lower_) for c in tok.children]
-    if tok.lower_ in SUBJECT_NOUNS and children == [("det", "the")]:
+    kids = list(tok.children)
+    if tok.lower_ in SUBJECT_NOUNS and [(c.dep_, c.lower_) for c in kids] == [("det", "the")]:
         return True
     return (
         tok.lower_ in RELEASE_NOUNS
-        and any(dep in ("det", "predet") and w in _EVERY for dep, w in children)
+        and any(c.dep_ in ("det", "predet") and c.lower_ in _EVERY for c in kids)
         and all(
-            dep in ("det", "predet") or (dep == "amod" and c.pos_ == "ADJ" and c.is_lower)
-            for c, (dep, _) in zip(tok.children, children, strict=True)
+            c.dep_ in ("det", "predet") or (c.dep_ == "amod" and c.pos_ == "ADJ" and c.is_lower)
+            for c in kids
         )
     )
 

@@ -80,9 +80,13 @@ def corpus() -> list[Any]:
     ]
 
 
-def gazetteer() -> Gazetteer:
-    docs = corpus()
+def gazetteer_of(docs: list[Any]) -> Gazetteer:
+    """The gazetteer of these parsed notes, as a rebuild builds it."""
     return Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+
+
+def gazetteer() -> Gazetteer:
+    return gazetteer_of(corpus())
 
 
 def test_a_topic_its_own_text_writes_as_an_english_phrase_is_a_concept() -> None:
@@ -120,7 +124,7 @@ def test_the_products_a_concept_s_note_relates_are_its_vendor_s_entities() -> No
     ]
     facts = note_facts(docs[0])
     assert not facts.is_product
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     notes = [VendorNote(docs[0].path, facts, chunk_id=1, content="Behavior-driven development")]
     graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="Kent Beck")
     assert ("Cucumber", "PRODUCT") in {(e.name, e.type) for e in graph.entities}
@@ -488,7 +492,7 @@ def test_a_vendor_is_itself_in_its_notes_where_a_topic_page_calls_its_name_a_pro
     company = b"---\ndisplay_name: Nvidia\ncreated_by: Jensen Huang\ntopic: nvidia\n---\nChips.\n"
     driver = b"---\ntitle: NVIDIA Driver\n---\nThe NVIDIA Driver runs GPUs.\n"
     docs = [doc("Jensen_Huang", "topic-nvidia.md", company), doc("NVIDIA", "eol-driver.md", driver)]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     assert g.lookup("NVIDIA") is not None and g.lookup("NVIDIA").type == "PRODUCT"  # type: ignore[union-attr]
     notes = [VendorNote(docs[1].path, note_facts(docs[1]), chunk_id=1, content="NVIDIA Driver")]
     graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="NVIDIA")
@@ -535,7 +539,7 @@ def test_a_name_the_corpus_declares_is_not_taken_into_another_owner_s_product() 
         doc("_unattributed", "eol-slackware.md", slackware),
         doc("Linus", "topic-linux.md", LINUX),
     ]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     text = "Slackware is a group. Tails is a Linux distribution. Slackware Linux ships."
     row = _row(
         text,
@@ -560,7 +564,7 @@ def test_a_title_names_the_base_of_a_build_or_a_managed_service() -> None:
     }
     docs = [doc("Oracle", "eol-mysql.md", mysql)]
     docs += [doc("Amazon", name, data) for name, data in pages.items()]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     notes = [
         VendorNote(d.path, note_facts(d), chunk_id=i + 1, content=d.title)
         for i, d in enumerate(docs[1:])
@@ -621,7 +625,7 @@ def test_the_vendor_s_product_and_its_short_name_are_one_unless_another_maker_ma
         doc("Oracle", "eol-oracle-linux.md", b"---\ntitle: Oracle Linux\n---\nA RHEL clone.\n"),
         doc("Apple", "eol-ios.md", b"---\ntitle: Apple iOS\n---\nAn OS.\n"),
     ]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     assert g.makers_of("Linux") == {"linus torvalds"}
     assert g.makers_of("Oracle Linux") == {"oracle"}
 
@@ -649,7 +653,7 @@ def test_a_foundation_s_brand_in_front_of_its_product_s_name_names_the_same_prod
         doc("Linus_Torvalds", "topic-linux.md", LINUX),
         doc("Linux_Foundation", "eol-linux-kernel.md", b"---\ntitle: Linux Kernel\n---\nA k.\n"),
     ]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
 
     def names(vendor: str, text: str, found: list[str]) -> set[str]:
         row = _row(text, [(n, "PRODUCT", "ner") for n in found], [])
@@ -668,7 +672,7 @@ def test_a_foundation_s_brand_in_front_of_its_product_s_name_names_the_same_prod
 def test_a_title_with_its_abbreviation_in_parentheses_is_named_both_ways() -> None:
     jsx = b"---\ndisplay_name: JSX (JavaScript XML)\ncreated_by: Facebook\ntopic: jsx\n---\nJSX.\n"
     docs = [doc("Facebook", "topic-jsx.md", jsx)]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     entry = g.lookup("JSX")
     assert entry is not None and entry.name == "JSX (JavaScript XML)"
     assert g.lookup("JavaScript XML") == entry
@@ -907,7 +911,7 @@ def test_the_vendor_s_name_with_or_without_studios_is_the_vendor_when_the_corpus
         doc("Linux_Foundation", "topic-cncf.md", topic("Linux Foundation", "Kubernetes")),
         doc("Linus", "topic-linux.md", topic("Linus Torvalds", "Linux")),
     ]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     text = "Mojang makes Minecraft. Linux runs Kubernetes."
     names = [("Mojang", "ORG", "ner"), ("Minecraft", "PRODUCT", "ruler")]
     made = [_rel("Mojang", "ORG", "PRODUCES", "Minecraft", "PRODUCT", 0.8)]
@@ -936,7 +940,7 @@ def test_an_edition_named_after_a_declared_product_is_based_on_it() -> None:
     names.append("Foo Cloud")
     row = replace(_row(text, [(n, "PRODUCT", "ruler") for n in names], []), path=bitbucket.path)
     docs = [*corpus(), bitbucket]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     notes = [VendorNote(bitbucket.path, note_facts(bitbucket), chunk_id=1, content="Bitbucket")]
     graph = build_vendor_graph([row], notes=notes, gazetteer=g, vendor="Atlassian")
     based = {(s, t) for s, r, t in _edges(graph) if r == "BASED_ON"}
@@ -983,7 +987,7 @@ def test_notes_of_one_own_slug_are_one_product_by_its_shortest_name() -> None:
             "Google", "eol-angularjs.md", b"---\ntitle: AngularJS\npermalink: /angularjs\n---\nA.\n"
         ),
     ]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     assert g.lookup("Vue.js") == g.lookup("Vue") and g.lookup("Vue").name == "Vue"  # type: ignore[union-attr]
     assert g.makers_of("Vue.js") == {"evan you", "herodevs"}
     # "Next" is an everyday word: the product is "Next.js"
@@ -1038,7 +1042,7 @@ def test_notes_naming_each_other_s_slug_or_one_behind_its_maker_s_brand_are_one_
             "Google", "eol-angularjs.md", b"---\ntitle: AngularJS\npermalink: /angularjs\n---\nA.\n"
         ),
     ]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     assert g.lookup("Spring") == g.lookup("Spring Framework")
     assert g.lookup("Apache Groovy") == g.lookup("Groovy")
     assert g.lookup("Angular") != g.lookup("AngularJS")
@@ -1047,7 +1051,7 @@ def test_notes_naming_each_other_s_slug_or_one_behind_its_maker_s_brand_are_one_
 def test_a_vendor_named_with_a_product_in_it_is_not_that_product() -> None:
     fedora = doc("Red_Hat.Fedora", "eol-fedora.md", _page("Fedora", "red-hat"))
     docs = [*corpus(), fedora]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     text = "Fedora is made by Red Hat."
     row = _row(text, [("Fedora", "PRODUCT", "ruler"), ("Red Hat", "ORG", "ruler")], [])
     notes = [VendorNote(fedora.path, note_facts(fedora), chunk_id=1, content="Fedora")]
@@ -1061,7 +1065,7 @@ def test_a_capitalised_word_of_one_declared_product_s_name_is_that_product() -> 
         doc("VMware", "eol-vmware-vcenter.md", _page("VMware vCenter Server", "vmware")),
         doc("Red_Hat", "eol-rh-openjdk.md", _page("Red Hat build of OpenJDK", "red-hat")),
     ]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     text = (
         "VMware vCenter Server 8. Upgrade vCenter first."
         " The Red Hat build of OpenJDK tracks OpenJDK."
@@ -1231,7 +1235,7 @@ Google offers search.
         for p in ("Chrome", "Go")
     ]
     docs = [doc("Larry_Page", "topic-google.md", google), *made]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     notes = [VendorNote(docs[0].path, note_facts(docs[0]), chunk_id=1, content="Google")]
     graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="Larry Page")
     assert ("Google", "FOUNDED_BY", "Sergey Brin") in _edges(graph)
@@ -1274,7 +1278,7 @@ def test_what_a_product_speaks_is_kept_only_for_a_protocol_or_a_format() -> None
         doc("Ann_Lee", "topic-json.md", topic("JSON", "is a data interchange format.")),
         doc("Ann_Lee", "topic-php.md", topic("PHP", "is a scripting language.")),
     ]
-    g = Gazetteer.build([(d.vendor, note_facts(d)) for d in docs], {d.vendor for d in docs})
+    g = gazetteer_of(docs)
     text = "Guzzle is a PHP JSON client."
     speaks = [
         _rel("Guzzle", "PRODUCT", "RELATED_TO", t, "PRODUCT", 0.45, "pattern:speaks")
