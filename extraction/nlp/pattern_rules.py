@@ -74,6 +74,12 @@ SYSTEM_KINDS = frozenset(["system", "host"])
 SYSTEM_WORDS = frozenset(["operating", "container"])
 #: Participles of what is made for a device or a platform ("developed by Apple for the
 #: Apple TV"); "designed for Y" is for_noun's (:data:`MADE_FOR`).
+#: Devices a line of products is ("a line of Android phones").
+DEVICE_NOUNS = frozenset(
+    ["phones", "smartphones", "devices", "computers", "laptops", "tablets", "watches"]
+)
+#: What a managed offering is ("a managed broker service for running Apache ActiveMQ").
+SERVICE_NOUNS = frozenset(["service", "services", "offering", "platform"])
 MADE_FOR_VERBS = frozenset(["developed", "created", "written", "released", "produced"])
 #: Nouns of a kind of product a name can stand in front of ("the MeeGo operating system").
 KIND_NOUNS = (PRODUCT_NOUNS | frozenset(["system"])) - frozenset(["distribution", "distributions"])
@@ -148,6 +154,7 @@ GENERIC = frozenset(
     partners partner initiative program programme providers provider team community systems
     system servers server services service specification standard standards stack ecosystem
     architecture kernel jvm software protocol protocols product products specifications apis
+    infrastructure database databases instances
     """.split()  # noqa: SIM905
 )
 EMBED = frozenset(["embeds", "embed", "embedding", "embedded", "bundles", "bundling"])
@@ -475,6 +482,38 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
             ],
         ],
     ),
+    "managed": (
+        "BASED_ON",
+        [
+            [  # "the fully managed Kubernetes service": what it is, named after Y
+                _trigger({"LOWER": "managed", "DEP": "amod"}),
+                _node("trigger", "<", "tgt", {"DEP": {"IN": ["attr", "appos"]}, "POS": "NOUN"}),
+            ],
+            [  # "a managed broker service for running Apache ActiveMQ"
+                _trigger({**_any(SERVICE_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
+                _node("trigger", ">", "managed", {"LOWER": "managed", "DEP": "amod"}),
+                _node("trigger", ">", "prep", _prep(["for"])),
+                _node("prep", ">", "run", {"DEP": "pcomp", "LOWER": {"IN": sorted(RUN)}}),
+                _node("run", ">", "tgt", {"DEP": "dobj"}),
+            ],
+            [  # "a managed service that you can use to run Kubernetes on AWS"
+                _trigger({**_any(SERVICE_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
+                _node("trigger", ">", "managed", {"LOWER": "managed", "DEP": "amod"}),
+                _node("trigger", ">>", "run", {"DEP": "xcomp", "LOWER": {"IN": sorted(RUN)}}),
+                _node("run", ">", "tgt", {"DEP": "dobj"}),
+            ],
+            [  # "a streaming data service that manages Apache Kafka infrastructure"
+                _trigger({"LOWER": {"IN": ["manages", "manage"]}, "DEP": "relcl"}),
+                _node(
+                    "trigger",
+                    "<",
+                    "what",
+                    {**_any(SERVICE_NOUNS), "DEP": {"IN": ["attr", "appos"]}},
+                ),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
+            ],
+        ],
+    ),
     "extends": (
         "BASED_ON",
         [
@@ -618,6 +657,16 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _trigger({"LOWER": "available", "DEP": {"IN": ["acomp", "amod", "oprd"]}}),
                 _node("trigger", ">", "prep", _prep(["for", "on"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+        ],
+    ),
+    "line_of": (
+        "RELATED_TO",
+        [
+            [  # "Pixel is Google's line of Android phones": devices named after Y
+                _trigger({"LOWER": {"IN": ["line", "series"]}, "DEP": {"IN": ["attr", "appos"]}}),
+                _node("trigger", ">", "prep", _prep(["of"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj", "LOWER": {"IN": sorted(DEVICE_NOUNS)}}),
             ],
         ],
     ),

@@ -199,7 +199,7 @@ def find_pattern_relations(
 FALLBACK_RULES = frozenset(["kind_of"])
 #: Rules that find a pair only where no other rule finds it of any type ("a
 #: controller for Kubernetes" is for_noun's BASED_ON, not also made_for's RELATED_TO).
-PAIR_FALLBACK_RULES = frozenset(["made_for", "uses", "supports_product", "speaks"])
+PAIR_FALLBACK_RULES = frozenset(["made_for", "uses", "supports_product", "speaks", "line_of"])
 
 
 def _matches(doc: Doc) -> Iterator[tuple[int, list[int]]]:
@@ -278,7 +278,7 @@ def slot_typed_spans(found: Sequence[PatternFound]) -> dict[tuple[int, int], str
 
 def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[PatternFound]:
     trigger = at["trigger"]
-    if rule in ("kind_of", "speaks") or (rule == "base_noun" and "prep" not in at):
+    if rule in ("kind_of", "speaks", "line_of") or (rule == "base_noun" and "prep" not in at):
         # "a Linux distribution": the product the derived thing is named after (not an
         # organisation the notes declare: "a Red Hat build" is Red Hat's, not based on it)
         named = [
@@ -286,12 +286,12 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
             for t in modifier_words(at["tgt"])
             if (m := ends.at(t)) is not None
             and not m.pronoun
-            and (m.label == "PRODUCT" or m.span.kb_id_ == "ner")
+            and (m.label == "PRODUCT" or (m.span.kb_id_ == "ner" and rule != "line_of"))
         ]
         if not named:
             return
         # what X is named after is its first modifier; what it speaks, any of them
-        bases = named if rule == "speaks" else [min(named, key=lambda m: m.span.start)]
+        bases = named if rule in ("speaks", "line_of") else [min(named, key=lambda m: m.span.start)]
         for s in ends.about(trigger, True):
             for base in bases:
                 if s.span.start != base.span.start:
@@ -350,6 +350,13 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         ends.names(at["tgt"], guessed=product) if "tgt" in at else ends.about(trigger, product)
     )
     sources = ends.names(at["src"]) if "src" in at else ends.about(trigger, product)
+    if rule == "managed":
+        if "what" in at:  # "a service that manages Y": what the service is about
+            sources = ends.about(at["what"], product)
+        elif "run" not in at:
+            # "the fully managed Kubernetes service": a name in front of the service, not
+            # its owner ("Amazon's managed broker service")
+            targets = [m for m in targets if m.span.root.dep_ == "compound"]
     if rule == "part_of" and not sources and _of_plain_noun(trigger):
         # "a suite of ... technologies consisting of vSphere, NSX, and vSAN": what the
         # suite is about consists of them

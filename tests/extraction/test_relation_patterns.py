@@ -832,3 +832,25 @@ def test_makers_listed_after_the_slot_and_a_product_s_part_made_by_them() -> Non
         if r.method == "pattern:made_by"
     }
     assert ("Apple", "WebKit") not in found
+
+
+def test_a_managed_service_is_built_on_what_it_manages(extractor: Extractor) -> None:
+    found = _found(extractor, "Amazon OpenSearch Service is the fully managed OpenSearch service.")
+    assert ("Amazon OpenSearch Service", "BASED_ON", "OpenSearch", "pattern:managed") in found
+    found = _found(extractor, "Argo CD is a managed service for running Kubernetes.")
+    assert ("Argo CD", "BASED_ON", "Kubernetes", "pattern:managed") in found
+    text = "Argo CD is a streaming data service that manages Kubernetes infrastructure."
+    assert ("Argo CD", "BASED_ON", "Kubernetes", "pattern:managed") in _found(extractor, text)
+    # the service's owner is no base; nor is a managed service someone else deploys
+    found = _found(extractor, "Xcode is Apple's managed build service.")
+    assert not [f for f in found if f[1] == "BASED_ON"], found
+    found = _found(extractor, "Flux lets you deploy a managed Kubernetes service anywhere.")
+    assert not [f for f in found if f[1] == "BASED_ON"], found
+
+
+def test_a_line_of_devices_is_related_to_what_names_them(extractor: Extractor) -> None:
+    found = _found(extractor, "Apple TV is a discontinued line of iOS devices.")
+    assert ("Apple TV", "RELATED_TO", "iOS", "pattern:line_of") in found
+    # an organisation's devices are no product they are related to
+    found = _found(extractor, "Apple TV is a line of Intel devices.")
+    assert not [f for f in found if f[3] == "pattern:line_of"], found
