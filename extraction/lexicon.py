@@ -89,6 +89,7 @@ _VOCABULARY: frozenset[str] = frozenset(
 _VERSION = re.compile(
     r"""(?ix)^(
         v?\d+([._-]\d+)*[a-z]?(\s*(lts|sp\d+|r\d+|update\s*\d+))?   # 3.9.12, v5.2, 8u202, 11 SP3
+      | v?\d+(\.\d+)*\.x                                          # 7.x, 1.2.x (a series)
       | n\s*[-−–]\s*\d+                                            # N-2
       | \d+(\.\d+)*\s*[-–]\s*\d+(\.\d+)*                           # 5.3-5.7
       | [a-z]?\d+[a-z]\d+([a-z]\d+)*                               # V6R1M1, 8u202
@@ -138,8 +139,8 @@ def is_licence(name: str) -> bool:
 def is_version_like(text: str) -> bool:
     """A version, build or release number on its own, not a name.
 
-    >>> [is_version_like(t) for t in ("3.9.12", "v5.2", "N−2", "V6R1M1", "Java 17", "C++")]
-    [True, True, True, True, False, False]
+    >>> [is_version_like(t) for t in ("3.9.12", "v5.2", "N−2", "V6R1M1", "7.x", "Java 17", "C++")]
+    [True, True, True, True, True, False, False]
     """
     cleaned = re.sub(r"[\s&;•·]+(bull|middot)?$", "", text.strip(" ()[]&;,"))
     return bool(cleaned) and bool(_VERSION.match(cleaned))

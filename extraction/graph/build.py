@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from extraction.graph.cycles import break_cycles
-from extraction.graph.gazetteer import Gazetteer, rare_word, squashed_name
+from extraction.graph.gazetteer import Gazetteer, main_name, rare_word, squashed_name
 from extraction.graph.model import (
     GraphEntity,
     GraphMention,
@@ -71,7 +71,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "102"
+GRAPH_VERSION = "108"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -180,8 +180,19 @@ def build_vendor_graph(
         )
         structural.extend(unnamed)
         raw.extend(slug_mentions(note, unnamed))
+    subjects = frozenset(
+        name_key(namer.canonical(main_name(n.facts.subject), "PRODUCT")[0])
+        for n in notes
+        if n.facts.subject and n.facts.is_product
+    )
     mentions, settled, corpus_keys = settle_names(
-        raw, namer, None if clash else me.name, me.type, me.keys | me.brand, me.variants
+        raw,
+        namer,
+        None if clash else me.name,
+        me.type,
+        me.keys | me.brand,
+        me.variants,
+        subjects,
     )
     structural.extend(edition_edges(mentions, namer))
     resolution = resolve_entities(
@@ -830,7 +841,9 @@ def _unsupported(
     person, place or event. A name written with an organisation's word is kept, in its
     canonical form or as the note wrote it ("Velquinlum Corporation", kept as
     "Velquinlum"), unless it is plain English written with capitals
-    (:func:`capitalised_phrase`: "Operating Systems", "Important Security")."""
+    (:func:`capitalised_phrase`: "Operating Systems", "Important Security"). A product
+    the model alone guessed once stays unless it is one plain plural ("Scripts") or
+    plain English words in capitals ("Application Platform")."""
     supported = {r.source for r in graph.relationships} | {r.target for r in graph.relationships}
     sources = seen.sources(resolved)
     return {
@@ -840,7 +853,15 @@ def _unsupported(
         and sources[i] == {"ner"}
         and i not in supported
         and i != vendor
-        and (e.type != "PRODUCT" or (e.mention_count == 1 and _plain_word(e.name)))
+        and (
+            e.type != "PRODUCT"
+            or (
+                e.mention_count == 1
+                and (
+                    _plain_word(e.name) or (" " in e.name and capitalised_phrase(e.name, gazetteer))
+                )
+            )
+        )
         and (_guessed_once(e, gazetteer) or (e.type == "ORG" and _bare_acronym(e, gazetteer)))
     }
 

@@ -138,6 +138,18 @@ def parenthesized_names(subject: str) -> list[str]:
     return [a, b] if reads_as_abbreviation(a, b) or reads_as_abbreviation(b, a) else []
 
 
+def main_name(title: str) -> str:
+    """A title without the abbreviation or long form it gives in brackets: the name
+    the notes use ("Google Container-Optimized OS (COS)": "Google Container-Optimized
+    OS"; "JSX (JavaScript XML)": "JSX"); the title itself otherwise.
+
+    >>> main_name("Glasgow Haskell Compiler (GHC)"), main_name("TWRP (software)")
+    ('Glasgow Haskell Compiler', 'TWRP (software)')
+    """
+    names = parenthesized_names(title)
+    return names[0] if names else title
+
+
 def _everyday(name: str) -> bool:
     """One word of everyday English ("Next"), by wordfreq's Zipf frequency."""
     return " " not in name and zipf_frequency(name.casefold(), "en") >= EVERYDAY_ZIPF
@@ -234,19 +246,24 @@ def _branded(name: str, short: str, makers: Sequence[str]) -> bool:
 
 
 def _one_product_per_slug(
-    own: dict[str, set[str]], entries: dict[str, Entry], vendors: dict[str, str]
+    own: dict[str, set[str]],
+    entries: dict[str, Entry],
+    vendors: dict[str, str],
+    makers: dict[str, set[str]],
 ) -> dict[str, str]:
     """Key -> the key of the product it is: notes about products whose own slugs
     (``permalink``, ``topic``) are one ("vue": the product page "Vue" and the topic
     page "Vue.js"; "ios": "Apple iOS" and "iOS") are about one product, named by its
     shortest name that is not an everyday word ("Next.js", not "Next"). A vendor's
-    name stays the vendor's ("nvidia": the NVIDIA Driver's page and the topic page
-    "Nvidia")."""
+    name stays the vendor's ("nvidia": the NVIDIA Driver's page, by NVIDIA, and the topic
+    page "Nvidia"), unless the notes say others make all of them ("android": the product
+    page "Android OS" and the topic page "Android", both by Google; Android's own folder
+    is a maker's, of Jetpack Compose)."""
     out: dict[str, str] = {}
     for members in own.values():
-        products = {
-            k for k in members if k in entries and entries[k].type == "PRODUCT" and k not in vendors
-        }
+        products = {k for k in members if k in entries and entries[k].type == "PRODUCT"}
+        made_by = {m for k in products for m in makers.get(k, ())}
+        products = {k for k in products if k not in vendors or (made_by and k not in made_by)}
         if len(products) < 2 or products & out.keys():
             continue
         same = min(products, key=lambda k: (_everyday(entries[k].name), len(entries[k].name), k))
@@ -322,25 +339,29 @@ class Gazetteer:
 
         for display in vendor_names.values():
             vote(display, guess_vendor_type(display), FOLDER)
+        titled: dict[str, str] = {}  # "Glasgow Haskell Compiler (GHC)": its main name
         for vendor, facts in notes:
             for maker in facts.makers:
                 vote(maker.name, maker.type, MAKER)
-            if facts.subject and facts.is_product:
+            subject = main_name(facts.subject or "")
+            if facts.subject and subject != facts.subject:
+                titled[facts.subject] = subject
+            if subject and facts.is_product:
                 # "HackerRank is a tech company": an organisation its description says
-                vote(facts.subject, facts.subject_type, SUBJECT)
+                vote(subject, facts.subject_type, SUBJECT)
                 for slug in facts.slugs:
-                    slugs.setdefault(slug, facts.subject)
-            if facts.subject and facts.is_product and not facts.is_org:
+                    slugs.setdefault(slug, subject)
+            if subject and facts.is_product and not facts.is_org:
                 # who makes it: the folder it is filed under and its stated makers
-                made = makers.setdefault(_key(facts.subject), set())
+                made = makers.setdefault(_key(subject), set())
                 made.update(_key(m.name) for m in facts.makers)
                 if not vendor.startswith("_"):
                     made.add(_key(vendor))
                 if facts.kind:
-                    kinds.setdefault(_key(facts.subject), facts.kind)
+                    kinds.setdefault(_key(subject), facts.kind)
                 if facts.slug:
-                    own.setdefault(facts.slug, set()).add(_key(facts.subject))
-                    products.append((facts.subject, facts.slug, facts.slugs, tuple(made)))
+                    own.setdefault(facts.slug, set()).add(_key(subject))
+                    products.append((subject, facts.slug, facts.slugs, tuple(made)))
         _same_by_alias(products, own)
         entries: dict[str, Entry] = {}
         for key, counter in votes.items():
@@ -353,18 +374,43 @@ class Gazetteer:
                 by_type = Counter({t: 1 for t in best_rank})
             type_ = max(by_type, key=lambda t: (by_type[t], best_rank[t], t))
             names = shown[key]
-            entries[key] = Entry(max(names, key=lambda n: (names[n], n)), type_)
+            # the most given spelling; of two as often given, one with a capital
+            # ("Elasticsearch", not the display name "elasticsearch" of a topic page)
+            entries[key] = Entry(max(names, key=lambda n: (names[n], not n.islower(), n)), type_)
         surfaces: dict[str, Entry] = {}
         for entry in entries.values():
             surfaces.setdefault(entry.name, entry)
         merged: dict[str, str] = {}
-        for key, same in _one_product_per_slug(own, entries, vendor_names).items():
+        for key, same in _one_product_per_slug(own, entries, vendor_names, makers).items():
             # "Vue.js" (a topic page) is the "Vue" of the product page of its slug
             merged[entries[key].name] = entries[same].name
             entries[key] = surfaces[entries[key].name] = entries[same]
             makers.setdefault(same, set()).update(makers.pop(key, set()))
             if key in kinds:
                 kinds.setdefault(same, kinds.pop(key))
+        for _, facts in notes:
+            # a product's alias slug of several words that starts with its name's first
+            # word is another name of it ("google-spreadsheets": Google Sheets)
+            named = entries.get(_key(main_name(facts.subject))) if facts.subject else None
+            if named is None or named.type != "PRODUCT" or " " not in named.name:
+                continue
+            first = _key(named.name).split(" ")[0]
+            for slug in facts.slugs:
+                words = slug.split("-")
+                spelled = " ".join(words)
+                # in the surfaces too (in lower case: looked up, never searched for), so
+                # that a rebuild sees the name change
+                if (
+                    len(words) > 1
+                    and words[0] == first
+                    and _key(spelled)
+                    and entries.setdefault(_key(spelled), named) == named
+                ):
+                    surfaces.setdefault(spelled, named)
+        for title, name in titled.items():
+            # the title with its abbreviation is the product of its main name
+            if _key(name) in entries and _key(title) not in entries:
+                entries[_key(title)] = surfaces[title] = entries[_key(name)]
         # a name in lower case ("pass", "the team") is a common word far more
         # often than the tool or group of that name: looked up, never searched for
         searchable = {s for s in surfaces if not s.islower()}
@@ -372,14 +418,15 @@ class Gazetteer:
         product_names = "\n".join(sorted({e.name for e in entries.values() if e.type == "PRODUCT"}))
         product_names += "\n"
         for vendor, facts in notes:
-            if not (facts.subject and facts.is_product):
+            subject = main_name(facts.subject or "")
+            if not (subject and facts.is_product):
                 continue
-            product = entries.get(_key(facts.subject))
+            product = entries.get(_key(subject))
             if product is None or product.type != "PRODUCT":
                 continue
             candidates = [vendor, *(m.name for m in facts.makers)]
-            candidates += [o for o in owners if facts.subject.startswith(o + " ")]
-            shorter = short_names(facts.subject, candidates, facts.slugs)
+            candidates += [o for o in owners if subject.startswith(o + " ")]
+            shorter = short_names(subject, candidates, facts.slugs)
             # "JSX (JavaScript XML)" is "JSX" and "JavaScript XML" in prose; the names
             # its description gives it ("Oracle Application Express (also known as
             # APEX) is ..."), a plain word only when it is no English word ("Pulsar",
@@ -390,7 +437,7 @@ class Gazetteer:
                 if (not _PLAIN_WORD.fullmatch(n) or rare_word(n))
                 and (" " in n or not _word_of_others(n, product, product_names))
             ]
-            for short in [*shorter, *parenthesized_names(facts.subject), *described]:
+            for short in [*shorter, *parenthesized_names(facts.subject or ""), *described]:
                 if (
                     _key(short) not in entries
                     and surfaces.setdefault(short, product) == product

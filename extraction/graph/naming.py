@@ -39,9 +39,17 @@ _PRODUCT_WORDS = frozenset(
     runtime store services service hub desktop mobile web connect cli
     """.split()  # noqa: SIM905
 )
-#: Marks no name holds: code, a menu path, a formula ("`Settings -> Device Info ->",
-#: "GPU > Windows 1", "X \\to X$", "MS Office Excel *").
-_NOT_A_NAME = re.compile(r"[`\\]|\s[<>]\s|->|[$*]$")
+#: Marks no name holds: code, a menu path, a formula, a link's bracket ("`Settings ->
+#: Device Info ->", "GPU > Windows 1", "X \\to X$", "MS Office Excel *", "RSS Feed]").
+_NOT_A_NAME = re.compile(r"[`\\\[\]]|\s[<>]\s|->|[$*]$")
+#: A page about a product, not a product: its questions, service terms, bulletins or
+#: feeds ("Amazon RDS FAQs", "GKE SLA", "Android Security Bulletins", "RSS Feed"), and a
+#: link text that qualifies a name ("Supported Apache Kafka versions").
+_DOCUMENT = re.compile(
+    r"(?:^|\s)(?:FAQs?|SLAs?|(?:Security\s)?Bulletins|Software\sUpdates|(?:RSS|Atom)\sFeed)$"
+    r"|^(?:Supported|Unsupported|Deprecated)\s",
+    re.IGNORECASE,
+)
 _LIST = re.compile(r",\s+(?!(?:Inc|Ltd|LLC|Co|Corp|GmbH|AG|SA|S\.A|BV|NV|PLC|LP|LLP)\b)[A-Z]")
 #: Words after a product's name that still name the product ("Ansible Releases").
 _RELEASE_WORDS = frozenset(
@@ -58,6 +66,7 @@ _RELEASE_WORDS = frozenset(
         "documentation",
         "lifecycle",
         "end of life",
+        "oss",  # "Elasticsearch OSS", "Redis OSS": the open source product itself
     ]
 )
 _COMPOUND_TAIL = re.compile(r"-(?:based|compatible|like|powered|specific|native)$")
@@ -113,6 +122,7 @@ def is_name(text: str) -> bool:
         # "/ios": a path to a note ("available at /ios"), not a name
         and not text.startswith("/")
         and not _NOT_A_NAME.search(text)
+        and not _DOCUMENT.search(text)
     )
 
 
@@ -271,6 +281,7 @@ def settle_names(
     vendor_type: str,
     vendor_keys: AbstractSet[str],
     vendor_variants: AbstractSet[str] = frozenset(),
+    subjects: AbstractSet[str] = frozenset(),
 ) -> tuple[list[RawMention], dict[str, tuple[str, str]], set[str]]:
     """Each mention's final name and type, one per real thing.
 
@@ -289,6 +300,9 @@ def settle_names(
     ``vendor_variants`` are keys of the vendor's own name with or without a word
     such as "Studios" that the corpus names as an organisation of its own ("Mojang"
     in Mojang Studios' notes): they are the vendor, shown by its own name.
+    ``subjects`` are the keys of the products the vendor's notes are about: two of them
+    are two products, the vendor's name in front of one or not ("Amazon OpenSearch",
+    the managed service, and "OpenSearch", each a note of Amazon's).
 
     Returns the mentions renamed, ``settled`` (every seen key -> final name and
     type, for relationship ends) and the keys the corpus decided.
@@ -404,13 +418,23 @@ def settle_names(
             # say someone else makes the shorter one ("Apple iOS" and "iOS" are one,
             # "Oracle Linux" and "Linux" two)
             if (
-                head in owners
+                (head in owners or _brand(namer, key, head))
                 and key not in vendor_keys  # the vendor is no product ("Red Hat.Fedora")
                 and rest in spelled
-                and (rest in products or key in products)
+                and (
+                    rest in products
+                    or key in products
+                    # the vendor's name and a word that is no organisation's: its
+                    # product, however the model typed it ("Amazon Aurora", "Aurora")
+                    or (head in vendor_keys and not has_org_word(rest))
+                )
                 and not (
                     namer.distinct_products(key, rest)
-                    and (head not in vendor_keys or namer.made_by_others(rest, vendor_keys))
+                    and (
+                        head not in vendor_keys
+                        or namer.made_by_others(rest, vendor_keys)
+                        or (key in subjects and rest in subjects)
+                    )
                 )
             ):
                 union(key, rest)
@@ -482,6 +506,19 @@ def _headed_by(name: str, word: str, owners: AbstractSet[str]) -> bool:
         and bool(head or tail)
         and all(w in _PRODUCT_WORDS or w == "os" or is_version_like(w) for w in tail)
     )
+
+
+def _brand(namer: Namer, key: str, head: str) -> bool:
+    """Whether ``head`` is the first word of a maker the corpus names for the product
+    ``key`` ("apache" of "apache kafka", made by the Apache Software Foundation): the
+    product is then named with or without it ("Kafka"); not a word the corpus declares a
+    product of its own ("linux" of the Linux Foundation's "Linux Kernel")."""
+    if namer.gazetteer is None or " " in head:
+        return False
+    declared = namer.gazetteer.lookup(head)
+    if declared is not None and declared.type == "PRODUCT":
+        return False
+    return any(m.split(" ")[0] == head for m in namer.gazetteer.makers_of(key))
 
 
 def _heads(key: str) -> list[str]:

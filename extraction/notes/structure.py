@@ -152,7 +152,7 @@ ORG_KINDS = frozenset(
     """
     company corporation organization organisation foundation nonprofit non-profit
     consortium association university college club society institute charity firm
-    startup agency conglomerate manufacturer
+    startup agency conglomerate manufacturer subsidiary division
     """.split()  # noqa: SIM905
 )
 

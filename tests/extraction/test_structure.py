@@ -673,9 +673,10 @@ def test_a_title_with_its_abbreviation_in_parentheses_is_named_both_ways() -> No
     jsx = b"---\ndisplay_name: JSX (JavaScript XML)\ncreated_by: Facebook\ntopic: jsx\n---\nJSX.\n"
     docs = [doc("Facebook", "topic-jsx.md", jsx)]
     g = gazetteer_of(docs)
+    # named by its main name, the title and the other name pointing to it
     entry = g.lookup("JSX")
-    assert entry is not None and entry.name == "JSX (JavaScript XML)"
-    assert g.lookup("JavaScript XML") == entry
+    assert entry is not None and entry.name == "JSX"
+    assert g.lookup("JavaScript XML") == entry == g.lookup("JSX (JavaScript XML)")
     twrp = b"---\ndisplay_name: TWRP (software)\ncreated_by: Team Win\n---\nA recovery.\n"
     g = Gazetteer.build([("Team Win", note_facts(doc("Team_Win", "topic-twrp.md", twrp)))], set())
     assert g.lookup("TWRP (software)") is not None and g.lookup("TWRP") is None
@@ -1291,3 +1292,110 @@ def test_what_a_product_speaks_is_kept_only_for_a_protocol_or_a_format() -> None
     ]
     graph = build_vendor_graph([_row(text, names, speaks)], gazetteer=g, vendor="Ann Lee")
     assert {(s, t) for s, r, t in _edges(graph) if r == "RELATED_TO"} == {("Guzzle", "JSON")}
+
+
+def test_a_brand_or_the_vendor_in_front_and_the_short_name_are_one_product() -> None:
+    """ "Apache Kafka" (made by the Apache Software Foundation) and "Kafka" in Amazon's
+    notes are one; so are "Amazon Aurora" and the "Aurora" the model took for a person;
+    two products each a note of the vendor's ("Amazon OpenSearch", "OpenSearch") stay
+    two."""
+    docs = [
+        doc("Apache_Software_Foundation", "eol-kafka.md", b"---\ntitle: Apache Kafka\n---\nK.\n"),
+        doc("Amazon", "eol-amazon-opensearch.md", b"---\ntitle: Amazon OpenSearch\n---\nA.\n"),
+        doc("Amazon", "eol-opensearch.md", b"---\ntitle: OpenSearch\n---\nO.\n"),
+    ]
+    g = gazetteer_of(docs)
+    text = "Apache Kafka and Kafka. Amazon Aurora is Aurora. Amazon OpenSearch runs OpenSearch."
+    found = [
+        ("Apache Kafka", "PRODUCT", "ruler"),
+        ("Kafka", "PRODUCT", "ner"),
+        ("Amazon Aurora", "PERSON", "ner"),
+        ("Aurora", "PERSON", "ner"),
+        ("Amazon OpenSearch", "PRODUCT", "ruler"),
+        ("OpenSearch", "PRODUCT", "ruler"),
+    ]
+    notes = [
+        VendorNote(d.path, note_facts(d), chunk_id=i + 1, content="") for i, d in enumerate(docs)
+    ]
+    graph = build_vendor_graph(
+        [_row(text, found, [])], notes=notes[1:], gazetteer=g, vendor="Amazon"
+    )
+    names = {e.name: {e.type, *e.aliases} for e in graph.entities}
+    assert "Kafka" in names["Apache Kafka"] and "Kafka" not in names
+    assert names["Amazon Aurora"] == {"PRODUCT", "Aurora"}
+    assert {"Amazon OpenSearch", "OpenSearch"} <= names.keys()
+
+
+def test_a_page_about_a_product_is_no_product() -> None:
+    """Link texts naming a product's FAQ, service terms, bulletins or feed, and a
+    qualified name ("Supported Apache Kafka versions"), are no entities; nor are plain
+    words in capitals the model alone guessed once as a product ("Application Platform")."""
+    text = (
+        "See the Amazon RDS FAQs, the GKE SLA, the Android Security Bulletins, the "
+        "[[RSS Feed][al-rss]] and Supported Apache Kafka versions. Amazon RDS is fast. "
+        "It has an Application Platform."
+    )
+    found = [
+        ("Amazon RDS FAQs", "PRODUCT", "ner"),
+        ("GKE SLA", "PRODUCT", "ner"),
+        ("Android Security Bulletins", "ORG", "ner"),
+        ("RSS Feed]", "PRODUCT", "ner"),
+        ("Supported Apache Kafka", "ORG", "ner"),
+        ("Amazon RDS", "PRODUCT", "ruler"),
+        # plain words in capitals the model alone guessed once
+        ("Application Platform", "PRODUCT", "ner"),
+    ]
+    graph = build_vendor_graph([_row(text, found, [])], vendor="Amazon")
+    assert {e.name for e in graph.entities} == {"Amazon", "Amazon RDS"}
+
+
+def test_the_vendor_named_product_pages_of_one_slug_by_another_maker_are_one() -> None:
+    """ "Android OS" (a product page) and "Android" (a topic page), both Google's and of
+    the one slug ``android``, are one product although a folder is named Android (a
+    maker's, of Jetpack Compose); an organisation's subsidiary is an organisation."""
+    docs = [
+        doc("Google", "eol-android.md", b"---\ntitle: Android OS\npermalink: /android\n---\nA.\n"),
+        doc(
+            "Google",
+            "topic-android.md",
+            b"---\ndisplay_name: Android\ncreated_by: Google\ntopic: android\n---\nAn OS.\n",
+        ),
+        doc(
+            "Android",
+            "topic-jetpack-compose.md",
+            b"---\ndisplay_name: Jetpack Compose\ncreated_by: Android\ntopic: jc\n---\nUI.\n",
+        ),
+        doc(
+            "_unattributed",
+            "topic-aws.md",
+            b"---\ndisplay_name: Amazon Web Services\ntopic: aws\ngithub_url: https://github.com/aws"
+            b"\n---\nAmazon Web Services "
+            b"(AWS) is a subsidiary of Amazon.com that provides cloud computing.\n",
+        ),
+    ]
+    g = gazetteer_of(docs)
+    assert g.lookup("Android OS") == g.lookup("Android")
+    assert g.lookup("Android").name == "Android"  # type: ignore[union-attr]
+    assert g.lookup("Amazon Web Services").type == "ORG"  # type: ignore[union-attr]
+
+
+def test_a_product_s_alias_slug_and_a_topic_page_s_lower_case_title_name_it() -> None:
+    """ "google-spreadsheets", an alias slug of Google Sheets, names it in prose; of two
+    titles as often given, the one with a capital is shown ("Elasticsearch")."""
+    sheets = (
+        b"---\ndisplay_name: Google Sheets\naliases: gsheets, google-spreadsheets\n"
+        b"created_by: Google\ntopic: google-sheets\n---\nSheets.\n"
+    )
+    docs = [
+        doc("Google", "topic-google-sheets.md", sheets),
+        doc("_unattributed", "topic-es.md", b"---\ndisplay_name: elasticsearch\n---\nE.\n"),
+        doc("Elastic", "eol-elasticsearch.md", b"---\ntitle: Elasticsearch\n---\nE.\n"),
+    ]
+    g = gazetteer_of(docs)
+    assert g.lookup("Google Spreadsheets") == g.lookup("Google Sheets")
+    assert g.lookup("elasticsearch").name == "Elasticsearch"  # type: ignore[union-attr]
+    # "Elasticsearch OSS" and "Elasticsearch 7.x" in prose are the declared product
+    text = "Elasticsearch OSS 7.10 and Elasticsearch 7.x."
+    found = [("Elasticsearch OSS", "PRODUCT", "ner"), ("Elasticsearch 7.x", "PRODUCT", "ner")]
+    graph = build_vendor_graph([_row(text, found, [])], gazetteer=g, vendor="Amazon")
+    assert {e.name for e in graph.entities} == {"Amazon", "Elasticsearch"}
