@@ -151,6 +151,34 @@ def spelled_out_by(name: str, full: str) -> bool:
     )
 
 
+def abbreviated_after_head(short: str, full: str) -> bool:
+    """``short`` and ``full`` start with the same words and ``short``'s one last word is
+    the initials of ``full``'s other words, a digit repeating the letter before it:
+    "Amazon EC2" of "Amazon Elastic Compute Cloud".
+
+    >>> abbreviated_after_head("Amazon EC2", "Amazon Elastic Compute Cloud")
+    True
+    >>> abbreviated_after_head("Amazon EC2", "Amazon Elastic Cloud")
+    False
+    """
+    sw, fw = short.split(), full.split()
+    head = 0
+    while head < min(len(sw), len(fw)) and sw[head] == fw[head]:
+        head += 1
+    rest = fw[head:]
+    if head == 0 or len(sw) != head + 1 or len(rest) < 2:
+        return False
+    spelled = ""
+    for c in sw[-1]:
+        if c.isdigit() and spelled:
+            spelled += spelled[-1] * (int(c) - 1)
+        elif c.isalpha():
+            spelled += c.upper()
+        else:
+            return False
+    return spelled == "".join(w[0] for w in rest if w[:1].isalpha()).upper()
+
+
 #: What a text writes between an abbreviation and the words it stands for ("XML stands
 #: for Extensible Markup Language").
 SPELLED_OUT_CUES = frozenset(["stands for", "is short for", "short for", "is an acronym for"])

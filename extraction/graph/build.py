@@ -71,7 +71,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "108"
+GRAPH_VERSION = "109"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -453,15 +453,17 @@ def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list
 
 
 def _slash_parts(found: EntityMention, gazetteer: Gazetteer | None) -> list[EntityMention]:
-    """A name of names the corpus declares joined by slashes ("C/C++", "Envoy/Kubernetes",
-    "Chrome/Chromium") is each of them, typed as declared; one the corpus declares whole,
-    or with a part it does not ("C++/CLI", "Control-M/Server", "Erlang/OTP"), stays one."""
+    """A name of names the corpus declares joined by slashes or an ampersand ("C/C++",
+    "Envoy/Kubernetes", "Chrome/Chromium", "iPhone & iPad") is each of them, typed as
+    declared; one the corpus declares whole, or with a part it does not ("C++/CLI",
+    "Control-M/Server", "Erlang/OTP", "Procter & Gamble"), stays one."""
     text = found.text
-    if "/" not in text or gazetteer is None or gazetteer.lookup(text) is not None:
+    joint = "/" if "/" in text else " & " if " & " in text else ""
+    if not joint or gazetteer is None or gazetteer.lookup(text) is not None:
         return [found]
     parts: list[EntityMention] = []
     at = 0
-    for piece in text.split("/"):
+    for piece in text.split(joint):
         word = piece.strip()
         entry = gazetteer.lookup(word) if word else None
         if entry is None:
@@ -478,7 +480,7 @@ def _slash_parts(found: EntityMention, gazetteer: Gazetteer | None) -> list[Enti
                 source="ruler",
             )
         )
-        at += len(piece) + 1
+        at += len(piece) + len(joint)
     return parts
 
 

@@ -22,6 +22,7 @@ from extraction.lexicon import is_licence, is_version_like, is_vocabulary
 from extraction.names import (
     MAX_NAME_CHARS,
     SPELLED_OUT_CUES,
+    abbreviated_after_head,
     camel_word,
     has_org_word,
     normalize_name,
@@ -357,6 +358,8 @@ def settle_names(
                 reads_as_abbreviation(b.name, a.name)
                 or reads_as_abbreviation(a.name, b.name)
                 or spelled_out_by(a.name, b.name)  # "JetBrains MPS (Meta Programming System)"
+                # "Amazon Elastic Compute Cloud (Amazon EC2)"
+                or abbreviated_after_head(b.name, a.name)
             )
         ) or (
             # "XML stands for Extensible Markup Language"

@@ -1399,3 +1399,26 @@ def test_a_product_s_alias_slug_and_a_topic_page_s_lower_case_title_name_it() ->
     found = [("Elasticsearch OSS", "PRODUCT", "ner"), ("Elasticsearch 7.x", "PRODUCT", "ner")]
     graph = build_vendor_graph([_row(text, found, [])], gazetteer=g, vendor="Amazon")
     assert {e.name for e in graph.entities} == {"Amazon", "Elasticsearch"}
+
+
+def test_names_joined_by_an_ampersand_and_a_head_s_abbreviation() -> None:
+    """ "iPhone & iPad", both declared, are two products ("Procter & Gamble", declared
+    neither, stays one); "Amazon Elastic Compute Cloud (Amazon EC2)" is one product."""
+    docs = [
+        doc("Apple", "eol-iphone.md", b"---\ntitle: iPhone\n---\nA phone.\n"),
+        doc("Apple", "eol-ipad.md", b"---\ntitle: iPad\n---\nA tablet.\n"),
+    ]
+    g = gazetteer_of(docs)
+    text = "For iPhone & iPad, by Procter & Gamble. Amazon Elastic Compute Cloud (Amazon EC2)."
+    found = [
+        ("iPhone & iPad", "PRODUCT", "ner"),
+        ("Procter & Gamble", "ORG", "ner"),
+        ("Amazon Elastic Compute Cloud", "PRODUCT", "ner"),
+        ("Amazon EC2", "PRODUCT", "ner"),
+    ]
+    graph = build_vendor_graph([_row(text, found, [])], gazetteer=g, vendor="Amazon")
+    names = {e.name: set(e.aliases) for e in graph.entities}
+    assert {"iPhone", "iPad"} <= names.keys() and "iPhone & iPad" not in names
+    assert not {"Procter", "Gamble"} & names.keys()
+    ec2 = [n for n, a in names.items() if "Amazon EC2" in {n, *a}]
+    assert len(ec2) == 1 and "Amazon Elastic Compute Cloud" in {ec2[0], *names[ec2[0]]}
