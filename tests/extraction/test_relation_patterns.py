@@ -854,3 +854,8 @@ def test_a_line_of_devices_is_related_to_what_names_them(extractor: Extractor) -
     # an organisation's devices are no product they are related to
     found = _found(extractor, "Apple TV is a line of Intel devices.")
     assert not [f for f in found if f[3] == "pattern:line_of"], found
+
+
+def test_compatible_with_a_product_s_file_formats_is_related_to_it(extractor: Extractor) -> None:
+    found = _found(extractor, "The app is compatible with Windows file formats.", "Docker")
+    assert ("Docker", "RELATED_TO", "Windows", "pattern:works_with") in found
