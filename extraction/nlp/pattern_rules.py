@@ -653,6 +653,12 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("trigger", ">", "prep", _prep(["for"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
+            [  # "an operating system ... for use on Amazon EC2", "for use with Kubernetes"
+                _trigger({"LOWER": "use", "DEP": "pobj"}),
+                _node("trigger", "<", "for", _prep(["for"])),
+                _node("trigger", ">", "prep", _prep(["on", "with"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
             [  # "Firefox is available for Windows, macOS, ...", "available on Linux"
                 _trigger({"LOWER": "available", "DEP": {"IN": ["acomp", "amod", "oprd"]}}),
                 _node("trigger", ">", "prep", _prep(["for", "on"])),

@@ -55,8 +55,16 @@ The rules and what they find:
                           list of tools; the graph keeps only a Y the corpus declares)
 ``made_for``              RELATED_TO: "X is an IDE for Y", "a no-cost option for Y",
                           "developed / created / written / released for Y", "X is
-                          available for / on Y" (Y a product), where no other rule finds
-                          the pair of any type; not "no need for Y", "support for Y"
+                          available for / on Y", "for use on / with Y" (Y a product), where
+                          no other rule finds the pair of any type; not "no need for Y",
+                          "support for Y"
+``managed``               BASED_ON: "the fully managed Kubernetes service", "a managed broker
+                          service for running Apache ActiveMQ", "a managed service that you
+                          can use to run Kubernetes", "a service that manages Apache Kafka
+                          infrastructure"
+``line_of``               RELATED_TO: "Pixel is Google's line of Android phones" (phones,
+                          devices, computers, laptops, tablets or watches named after a
+                          product), where no other rule finds the pair of any type
 ``made_by``               PRODUCES: "developed / created / maintained / managed / published /
                           hosted / owned / defined / standardized by V" (not "As defined
                           by V, X is ...")

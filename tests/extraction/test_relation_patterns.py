@@ -859,3 +859,10 @@ def test_a_line_of_devices_is_related_to_what_names_them(extractor: Extractor) -
 def test_compatible_with_a_product_s_file_formats_is_related_to_it(extractor: Extractor) -> None:
     found = _found(extractor, "The app is compatible with Windows file formats.", "Docker")
     assert ("Docker", "RELATED_TO", "Windows", "pattern:works_with") in found
+
+
+def test_for_use_on_a_product_is_made_for_it(extractor: Extractor) -> None:
+    found = _found(extractor, "Argo CD is a package manager for use with Kubernetes.")
+    assert ("Argo CD", "RELATED_TO", "Kubernetes", "pattern:made_for") in found
+    # someone's use of it says nothing of what it is for
+    assert not _typed(extractor, "You can buy Argo CD for use with Kubernetes.")
