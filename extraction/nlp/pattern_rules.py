@@ -531,8 +531,13 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
     "part_of": (
         "RELATED_TO",
         [
-            [  # "X is (included as) part of Y"
-                _trigger({"LOWER": "part", "DEP": {"IN": ["attr", "appos", "pobj", "oprd"]}}),
+            [  # "X is (included as) part of Y", "a component / feature of Y"
+                _trigger(
+                    {
+                        "LOWER": {"IN": ["part", "component", "feature"]},
+                        "DEP": {"IN": ["attr", "appos", "pobj", "oprd"]},
+                    }
+                ),
                 _node("trigger", ">", "prep", _prep(["of"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],

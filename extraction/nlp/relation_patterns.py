@@ -81,7 +81,8 @@ The rules and what they find:
                           acquisition of X"
 ``support``               SUPPORTS: "commercial support for X is available through V",
                           "V provides extended support for X"
-``part_of``               RELATED_TO: "X is (included as) part of Y" (Y a product: part of
+``part_of``               RELATED_TO: "X is (included as) part of Y", "a component / feature
+                          of Y" (Y a product: part of
                           an organisation is ``project_of``), "a suite consisting of A, B
                           and C", "X comprises A and B"
 ``uses``                  RELATED_TO: "X uses Y", "computers that use Y" (a finite verb:

@@ -866,3 +866,9 @@ def test_for_use_on_a_product_is_made_for_it(extractor: Extractor) -> None:
     assert ("Argo CD", "RELATED_TO", "Kubernetes", "pattern:made_for") in found
     # someone's use of it says nothing of what it is for
     assert not _typed(extractor, "You can buy Argo CD for use with Kubernetes.")
+
+
+def test_a_component_or_feature_of_a_product_is_part_of_it(extractor: Extractor) -> None:
+    found = _found(extractor, "Argo CD is a component of Kubernetes.")
+    assert ("Argo CD", "RELATED_TO", "Kubernetes", "pattern:part_of") in found
+    assert not _typed(extractor, "A key feature of Kubernetes is scaling.")
