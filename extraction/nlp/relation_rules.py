@@ -144,7 +144,7 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     ("BASED_ON", "pattern:runs_on", "*", "*"): 0.45,  # 9/10
     ("BASED_ON", "pattern:uses_as", "*", "*"): 0.45,  # 7/7
     ("BASED_ON", "pattern:embeds", "*", "*"): 0.45,  # 4/4
-    ("BASED_ON", "pattern:managed", "*", "*"): 0.45,
+    ("BASED_ON", "pattern:managed", "*", "*"): 0.45,  # 5/5 (2026-11-29)
     # build_with: "a toolkit to build desktop applications with Java"; 3/4 sampled (the
     # wrong one: programs written for ComputerCraft's computers are Lua), 2/2 gold
     ("BASED_ON", "pattern:build_with", "*", "*"): 0.45,  # 5/6
@@ -170,7 +170,7 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     # paragraph after it, which is no name since)
     ("RELATED_TO", "pattern:works_with", "*", "*"): 0.45,
     ("RELATED_TO", "pattern:speaks", "*", "*"): 0.45,
-    ("RELATED_TO", "pattern:line_of", "*", "*"): 0.45,
+    ("RELATED_TO", "pattern:line_of", "*", "*"): 0.45,  # 2/2 (2026-11-29)
     # uses: 6/7 sampled (the wrong one read "vanilla JavaScript" as a product)
     ("RELATED_TO", "pattern:uses", "*", "*"): 0.45,
     # supports_product: all 16 findings over the corpus read right (2026-11-29; 14 of
