@@ -74,6 +74,9 @@ SYSTEM_KINDS = frozenset(["system", "host"])
 SYSTEM_WORDS = frozenset(["operating", "container"])
 #: Participles of what is made for a device or a platform ("developed by Apple for the
 #: Apple TV"); "designed for Y" is for_noun's (:data:`MADE_FOR`).
+#: What a maker's "by" or "from" follows ("a software tool by HashiCorp", "an in-memory
+#: data store from Amazon Web Services").
+MAKER_NOUNS = PRODUCT_NOUNS | frozenset(["store", "stores"])
 #: Devices a line of products is ("a line of Android phones").
 DEVICE_NOUNS = frozenset(
     ["phones", "smartphones", "devices", "computers", "laptops", "tablets", "watches"]
@@ -690,8 +693,14 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("by", ">", "tgt", {"DEP": "pobj"}),
             ],
             [  # "a software tool by HashiCorp", "a managed database service from Microsoft"
-                _trigger({**_any(PRODUCT_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
+                _trigger({**_any(MAKER_NOUNS), "DEP": {"IN": ["attr", "appos"]}}),
                 _node("trigger", ">", "by", _prep(["by", "from"])),
+                _node("by", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "the Google Docs Editors suite offered by Google"
+                _trigger({"LOWER": {"IN": ["offered", "provided"]}, "DEP": "acl"}),
+                _node("trigger", "<", "what", _any(MAKER_NOUNS)),
+                _node("trigger", ">", "by", {"DEP": "agent", "LOWER": "by"}),
                 _node("by", ">", "tgt", {"DEP": "pobj"}),
             ],
         ],

@@ -67,7 +67,7 @@ The rules and what they find:
                           product), where no other rule finds the pair of any type
 ``made_by``               PRODUCES: "developed / created / maintained / managed / published /
                           hosted / owned / defined / standardized by V" (not "As defined
-                          by V, X is ...")
+                          by V, X is ..."), "a data store from V", "a suite offered by V"
 ``made_at``               PRODUCES: "(originally) developed / created / designed at V" (V
                           an organisation: "created at Yahoo!", "developed at AT&T Bell
                           Labs")

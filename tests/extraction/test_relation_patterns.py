@@ -872,3 +872,13 @@ def test_a_component_or_feature_of_a_product_is_part_of_it(extractor: Extractor)
     found = _found(extractor, "Argo CD is a component of Kubernetes.")
     assert ("Argo CD", "RELATED_TO", "Kubernetes", "pattern:part_of") in found
     assert not _typed(extractor, "A key feature of Kubernetes is scaling.")
+
+
+def test_a_store_from_or_a_suite_offered_by_a_maker_is_its_product(extractor: Extractor) -> None:
+    found = _found(extractor, "Keycloak is an in-memory data store from Red Hat.")
+    assert ("Red Hat", "PRODUCES", "Keycloak", "pattern:made_by") in found
+    found = _found(extractor, "Flux is part of the web-based Drupal suite offered by GitHub.")
+    assert ("GitHub", "PRODUCES", "Drupal", "pattern:made_by") in found
+    # support offered by a company is no product of it (the support rule's)
+    found = _found(extractor, "Commercial support offered by Tidelift is available for Vue.")
+    assert not [f for f in found if f[1] == "PRODUCES"], found
