@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from extraction.graph.cycles import break_cycles
-from extraction.graph.gazetteer import Gazetteer, main_name, rare_word, squashed_name
+from extraction.graph.gazetteer import Gazetteer, rare_word, squashed_name
 from extraction.graph.model import (
     GraphEntity,
     GraphMention,
@@ -180,8 +180,10 @@ def build_vendor_graph(
         )
         structural.extend(unnamed)
         raw.extend(slug_mentions(note, unnamed))
+    # the products the vendor's notes are about, as their mentions are named (the
+    # gazetteer names a title by its main name)
     subjects = frozenset(
-        name_key(namer.canonical(main_name(n.facts.subject), "PRODUCT")[0])
+        name_key(namer.canonical(n.facts.subject, "PRODUCT")[0])
         for n in notes
         if n.facts.subject and n.facts.is_product
     )

@@ -315,6 +315,9 @@ class Gazetteer:
         several folders of one vendor are shown as the one with most notes.
         """
         notes = sorted(notes, key=lambda n: (n[0], n[1].subject or "", n[1].slugs))
+        # each note's subject by its main name ("Glasgow Haskell Compiler (GHC)": without
+        # the bracket), once
+        subjects = [main_name(facts.subject or "") for _, facts in notes]
         folders = Counter(v for v, _ in notes)
         vendor_names: dict[str, str] = {}
         for v in sorted(set(vendors), key=lambda v: (-folders[v], -len(v), v)):
@@ -340,10 +343,9 @@ class Gazetteer:
         for display in vendor_names.values():
             vote(display, guess_vendor_type(display), FOLDER)
         titled: dict[str, str] = {}  # "Glasgow Haskell Compiler (GHC)": its main name
-        for vendor, facts in notes:
+        for (vendor, facts), subject in zip(notes, subjects, strict=True):
             for maker in facts.makers:
                 vote(maker.name, maker.type, MAKER)
-            subject = main_name(facts.subject or "")
             if facts.subject and subject != facts.subject:
                 titled[facts.subject] = subject
             if subject and facts.is_product:
@@ -388,10 +390,10 @@ class Gazetteer:
             makers.setdefault(same, set()).update(makers.pop(key, set()))
             if key in kinds:
                 kinds.setdefault(same, kinds.pop(key))
-        for _, facts in notes:
+        for (_, facts), subject in zip(notes, subjects, strict=True):
             # a product's alias slug of several words that starts with its name's first
             # word is another name of it ("google-spreadsheets": Google Sheets)
-            named = entries.get(_key(main_name(facts.subject))) if facts.subject else None
+            named = entries.get(_key(subject)) if subject else None
             if named is None or named.type != "PRODUCT" or " " not in named.name:
                 continue
             first = _key(named.name).split(" ")[0]
@@ -417,8 +419,7 @@ class Gazetteer:
         owners = [e.name for e in entries.values() if e.type in ("ORG", "PERSON")]
         product_names = "\n".join(sorted({e.name for e in entries.values() if e.type == "PRODUCT"}))
         product_names += "\n"
-        for vendor, facts in notes:
-            subject = main_name(facts.subject or "")
+        for (vendor, facts), subject in zip(notes, subjects, strict=True):
             if not (subject and facts.is_product):
                 continue
             product = entries.get(_key(subject))
