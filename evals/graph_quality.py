@@ -21,9 +21,9 @@ each labelled folder (``evals/data/vendor_graph/gold/*.json``, format and rule i
   outcomes. Recall is over required gold relations.
 
 The labelled folders come in splits (``evals/data/vendor_graph/splits.json``):
-``first``, ``tune`` to ``tune6`` and ``tune8`` are the folders rules may be tuned on
-(``tune3`` to ``tune6`` and ``tune8`` were each read untuned first, their scores only,
-then their misses),
+``first``, ``tune`` to ``tune6``, ``tune8`` and ``tune9`` are the folders rules may be
+tuned on (``tune3`` to ``tune6`` and ``tune8`` were each read untuned first, their scores
+only, then their misses; ``tune9`` is the former holdout, read after ten sessions),
 ``holdout`` is only ever reported, and ``tune7``, the newest draw, is read untuned (its
 scores only) until its misses are read. Every split is reported apart (overall and per
 type), beside the total of the splits scored; ``--split`` scores only the splits named,
@@ -63,7 +63,8 @@ SPLITS_FILE = "splits.json"
 HOLDOUT = "holdout"
 #: The splits no rule was tuned on: the holdout, and the newest draw (``tune7``) until
 #: its misses are read (then it is tuned on, as ``tune3`` to ``tune6`` were: each was
-#: read untuned first, as ``tune8`` was after it, docs/building-the-graph.md). Every
+#: read untuned first, as ``tune8`` was after it, docs/building-the-graph.md; ``tune9``,
+the former holdout, had its misses read once every large folder was labelled). Every
 #: other split's figures are tuned figures.
 UNTUNED = frozenset([HOLDOUT, "tune7"])
 #: The one split of a gold folder without a splits file beside it.
@@ -647,7 +648,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the configured server) up to date with the vendor corpus, incrementally, then score "
         "each labelled folder's graph: entity precision, recall and type accuracy, and "
         "typed-relationship precision and recall, overall and per type, for each split of "
-        "the labelled folders apart (first, tune to tune6 and tune8: tuned on; holdout: only "
+        "the labelled folders apart (first, tune to tune6, tune8 and tune9: tuned on; holdout: only "
         "reported; tune7: read untuned). The labelled format, the splits and how the "
         "folders were chosen: evals/data/vendor_graph/README.md.",
     )
@@ -669,9 +670,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=None,
         metavar="NAME",
-        help="score only this split of splits.json (first, tune, tune2 ... tune8, holdout; "
+        help="score only this split of splits.json (first, tune, tune2 ... tune9, holdout; "
         "repeat for several; default: every split). Tune with --split first --split tune "
-        "--split tune2 --split tune3 --split tune4 --split tune5 --split tune6 --split tune8: "
+        "--split tune2 --split tune3 --split tune4 --split tune5 --split tune6 --split tune8 --split tune9: "
         "the untuned folders' results are then never read",
     )
     parser.add_argument(
