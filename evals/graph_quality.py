@@ -64,7 +64,7 @@ HOLDOUT = "holdout"
 #: The splits no rule was tuned on: the holdout, and the newest draw (``tune7``) until
 #: its misses are read (then it is tuned on, as ``tune3`` to ``tune6`` were: each was
 #: read untuned first, as ``tune8`` was after it, docs/building-the-graph.md; ``tune9``,
-the former holdout, had its misses read once every large folder was labelled). Every
+#: the former holdout, had its misses read once every large folder was labelled). Every
 #: other split's figures are tuned figures.
 UNTUNED = frozenset([HOLDOUT, "tune7"])
 #: The one split of a gold folder without a splits file beside it.
