@@ -648,8 +648,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the configured server) up to date with the vendor corpus, incrementally, then score "
         "each labelled folder's graph: entity precision, recall and type accuracy, and "
         "typed-relationship precision and recall, overall and per type, for each split of "
-        "the labelled folders apart (first, tune to tune6, tune8 and tune9: tuned on; holdout: only "
-        "reported; tune7: read untuned). The labelled format, the splits and how the "
+        "the labelled folders apart (first, tune to tune6, tune8 and tune9: tuned on; "
+        "holdout: only reported; tune7: read untuned). The labelled format, the splits and how the "
         "folders were chosen: evals/data/vendor_graph/README.md.",
     )
     parser.add_argument(
@@ -672,8 +672,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME",
         help="score only this split of splits.json (first, tune, tune2 ... tune9, holdout; "
         "repeat for several; default: every split). Tune with --split first --split tune "
-        "--split tune2 --split tune3 --split tune4 --split tune5 --split tune6 --split tune8 --split tune9: "
-        "the untuned folders' results are then never read",
+        "--split tune2 --split tune3 --split tune4 --split tune5 --split tune6 --split tune8 "
+        "--split tune9: the untuned folders' results are then never read",
     )
     parser.add_argument(
         "--details", action="store_true", help="also list each folder's errors and misses"

@@ -94,6 +94,7 @@ _VERSION = re.compile(
       | \d+(\.\d+)*\s*[-–]\s*\d+(\.\d+)*                           # 5.3-5.7
       | [a-z]?\d+[a-z]\d+([a-z]\d+)*                               # V6R1M1, 8u202
       | \d{4}\.\d+(\.\d+)*                                         # 2023.3.26285
+      | r\d                                                        # R2 (2008 R2), alone
     )$""",
 )
 
@@ -141,6 +142,8 @@ def is_version_like(text: str) -> bool:
 
     >>> [is_version_like(t) for t in ("3.9.12", "v5.2", "N−2", "V6R1M1", "7.x", "Java 17", "C++")]
     [True, True, True, True, True, False, False]
+    >>> is_version_like("R2"), is_version_like("R")
+    (True, False)
     """
     cleaned = re.sub(r"[\s&;•·]+(bull|middot)?$", "", text.strip(" ()[]&;,"))
     return bool(cleaned) and bool(_VERSION.match(cleaned))

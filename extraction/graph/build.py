@@ -71,7 +71,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "115"
+GRAPH_VERSION = "117"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -786,6 +786,18 @@ POSS = "pattern:poss"
 VENDOR_POSS_CONFIDENCE = 0.45
 #: The prose rule of "part of / a project of" an organisation.
 PART_OF_ORG = "pattern:project_of"
+#: Prose rules that relate two products ("part of the Elastic Stack", "made for
+#: Kubernetes", "uses Y", "supports Y"): their evidence counts only where both ends
+#: settled as products (the chunk reader lets the model's places through to them).
+PRODUCT_ENDS = frozenset(
+    [
+        "pattern:part_of",
+        "pattern:made_for",
+        "pattern:uses",
+        "pattern:supports_product",
+        "pattern:successor",
+    ]
+)
 
 
 def _kept_relationships(
@@ -796,6 +808,10 @@ def _kept_relationships(
     typed: list[GraphRelationship] = []
     cooccurrence: list[GraphRelationship] = []
     for (s, t, rel_type), evidence in sorted(edges.items()):
+        if types[s] != "PRODUCT" or types[t] != "PRODUCT":
+            evidence = [ev for ev in evidence if ev.method not in PRODUCT_ENDS]
+            if not evidence:
+                continue
         allowed = END_TYPES.get(rel_type)
         if allowed is not None and not (types[s] in allowed[0] and types[t] in allowed[1]):
             continue

@@ -41,8 +41,9 @@ _PRODUCT_WORDS = frozenset(
     """.split()  # noqa: SIM905
 )
 #: Marks no name holds: code, a menu path, a formula, a link's bracket ("`Settings ->
-#: Device Info ->", "GPU > Windows 1", "X \\to X$", "MS Office Excel *", "RSS Feed]").
-_NOT_A_NAME = re.compile(r"[`\\\[\]]|\s[<>]\s|->|[$*]$")
+#: Device Info ->", "GPU > Windows 1", "X \\to X$", "MS Office Excel *", "RSS Feed]"),
+#: "and/or" ("Critical and/or Important").
+_NOT_A_NAME = re.compile(r"[`\\\[\]]|\s[<>]\s|->|[$*]$|\band/or\b")
 #: A page about a product, not a product: its questions, service terms, bulletins or
 #: feeds ("Amazon RDS FAQs", "GKE SLA", "Android Security Bulletins", "RSS Feed"), and a
 #: link text that qualifies a name ("Supported Apache Kafka versions").
@@ -378,6 +379,19 @@ def settle_names(
         ):
             union(name_key(a.name), name_key(b.name))
             former.add(name_key(b.name))
+    joined = Counter(find(k) for k in spelled)
+    for key, names in list(spelled.items()):
+        # "WMF 5.1" where the notes write "Windows Management Framework (WMF)": a
+        # release of the product a bracketed abbreviation names, which canonical()
+        # could not know before the brackets were read
+        base = _strip_tail(names.most_common(1)[0][0])
+        if (
+            base is not None
+            and name_key(base) in spelled
+            and joined[find(name_key(base))] > 1
+            and votes[key].most_common(1)[0][0] == "PRODUCT"
+        ):
+            union(name_key(base), key)
     products = {k for k, c in votes.items() if known.get(k, c.most_common(1)[0][0]) == "PRODUCT"}
     owners = set(vendor_keys) | {
         k for k, c in votes.items() if known.get(k, c.most_common(1)[0][0]) in ("ORG", "PERSON")

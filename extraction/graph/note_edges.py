@@ -285,7 +285,6 @@ def related_without_note(
     if not (facts.subject and facts.is_product) or namer.gazetteer is None:
         return []
     subject = facts.subject
-    makers = {name_key(m.name) for m in facts.makers}
     names = subject_names(subject, facts.names)
     out: list[RawEdge] = []
     for slug in facts.related:
@@ -298,7 +297,9 @@ def related_without_note(
             found, how = (api, "PRODUCT"), "related_slug"
         else:
             found, how = slug_name(slug, text, namer), "related_slug"
-        if found is None or name_key(found[0]) in {name_key(subject), *makers}:
+        # its maker too: "related: hashicorp" on Terraform's page relates them besides
+        # the making, as a related slug that is a note of the corpus does
+        if found is None or name_key(found[0]) == name_key(subject):
             continue
         out.append(
             RawEdge(

@@ -179,6 +179,8 @@ EXTENSION = frozenset(["extension", "extensions"])
 IMPLEMENT = frozenset(["implements", "implement", "implementing"])
 #: "complements Y", "modeled after Y", "inspired by Y".
 COMPLEMENT = frozenset(["complements", "complement", "complementing"])
+SUCCESSOR_NOUNS = frozenset(["successor", "replacement"])
+REPLACE = frozenset(["replaces", "replace"])
 INSPIRED = frozenset(["inspired", "influenced", "modeled", "modelled", "patterned"])
 PRONOUNS = frozenset(["it", "this"])
 #: Words for what a note's product is that, as "the <word>" alone, name it as a subject
@@ -671,6 +673,25 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _trigger({"LOWER": "available", "DEP": {"IN": ["acomp", "amod", "oprd"]}}),
                 _node("trigger", ">", "prep", _prep(["for", "on"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+        ],
+    ),
+    "successor": (
+        "RELATED_TO",
+        [
+            [  # "Eclipse Adoptium is the successor of AdoptOpenJDK", "the replacement for Y"
+                _trigger(
+                    {
+                        **_any(SUCCESSOR_NOUNS),
+                        "DEP": {"IN": ["attr", "appos", "pobj", "dobj", "oprd"]},
+                    }
+                ),
+                _node("trigger", ">", "prep", _prep(["of", "to", "for"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "UEFI replaces the legacy BIOS", "Microsoft Edge can replace Internet Explorer"
+                _trigger({**_any(REPLACE), "POS": "VERB"}),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
             ],
         ],
     ),

@@ -85,6 +85,9 @@ The rules and what they find:
                           of Y" (Y a product: part of
                           an organisation is ``project_of``), "a suite consisting of A, B
                           and C", "X comprises A and B"
+``successor``             RELATED_TO: "X is the successor of / to Y", "the replacement
+                          for Y", "X (can) replace(s) Y" (Y a product; not "a drop-in
+                          replacement for Y", a competitor)
 ``uses``                  RELATED_TO: "X uses Y", "computers that use Y" (a finite verb:
                           not "build apps using Y"), where no other rule finds the pair of
                           any type ("uses Y as its engine" is ``uses_as``)
@@ -379,10 +382,14 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
     if rule == "made_at":
         # made at an organisation, not at a time or a place ("built at scale")
         sources = [m for m in sources if m.label == "ORG"]
-    if rule in ("part_of", "made_for", "uses", "supports_product"):
+    if rule == "successor" and any(c.lower_ == "drop" for c in trigger.children):
+        return  # "a drop-in replacement for XenServer" competes with it
+    if rule in ("part_of", "made_for", "uses", "supports_product", "successor"):
         # part of a product; part of an organisation is who makes it (project_of); made
-        # for a product, not for a place or a company; a product used
-        targets = [m for m in targets if m.label == "PRODUCT"]
+        # for a product, not for a company; a product used. The small model often reads a
+        # product's name as a place ("part of the Elastic Stack"): the graph keeps such an
+        # edge only where the name settles as a product (graph.build.PRODUCT_ENDS)
+        targets = [m for m in targets if m.label in ("PRODUCT", "LOCATION")]
     if rule == "works_with" and "tgt" in at:
         # an organisation is worked with where the slot names it ("inspired by Twitter"),
         # not as the owner of a plain noun there ("for Apple's Mac computers")

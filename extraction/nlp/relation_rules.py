@@ -171,6 +171,9 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     ("RELATED_TO", "pattern:works_with", "*", "*"): 0.45,
     ("RELATED_TO", "pattern:speaks", "*", "*"): 0.45,
     ("RELATED_TO", "pattern:line_of", "*", "*"): 0.45,  # 2/2 (2026-11-29)
+    # successor: "the successor of / replacement for Y", "X replaces Y"; the labels read
+    # each of the corpus's 9 such statements outside "drop-in replacement" as RELATED_TO
+    ("RELATED_TO", "pattern:successor", "*", "*"): 0.45,
     # uses: 6/7 sampled (the wrong one read "vanilla JavaScript" as a product)
     ("RELATED_TO", "pattern:uses", "*", "*"): 0.45,
     # supports_product: all 16 findings over the corpus read right (2026-11-29; 14 of

@@ -67,7 +67,7 @@ def _items(value: Any) -> list[str]:
     return [v for v in out if v][:MAX_ITEMS]
 
 
-def _first_paragraph(body: str) -> str:
+def first_paragraph(body: str) -> str:
     """The body's first paragraph of prose (headings, code and tables skipped)."""
     for block in clean_markdown(body).split("\n\n"):
         text = block.strip()
@@ -89,7 +89,7 @@ def description(doc: SourceDocument) -> str:
         text = _text(doc.metadata.get(key), MAX_DESCRIPTION_CHARS)
         if text:
             return text
-    return _first_paragraph(doc.body)
+    return first_paragraph(doc.body)
 
 
 #: Words that end the noun phrase after "is a" ("a test framework *for* PHP").
@@ -158,7 +158,7 @@ def opening_kind(doc: SourceDocument, subject: str) -> str:
     >>> opening_kind(doc, "Nvidia"), opening_kind(toit, "Toit")
     ('company', '')
     """
-    text = _first_paragraph(doc.body)
+    text = first_paragraph(doc.body)
     m = _IS_A_OR_AN.search(text)
     if m is None or subject.casefold() not in text[: m.start()].casefold():
         return ""
@@ -231,6 +231,7 @@ MAX_NAME_WORDS = 6
 def _clean_name(text: str) -> str:
     text = _NAME_CUES.sub("", text.replace("\\_", "_").strip())
     text = re.sub(r"\s+for\s+short$", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"\s+in\s+[A-Z][a-z]+$", "", text)  # "known as Douyin in China"
     return " ".join(text.lstrip(" \t\"'“”‘’_*`").rstrip(" \t\"'“”‘’_*`.,;:").split())
 
 
@@ -239,7 +240,7 @@ def _reads_as_name(text: str) -> bool:
     colon: "Oracle Application Express", "Amazon EKS", "GTK+"; not "a userscript",
     "The Linux kernel", "SQLServer: Microsoft SQL Server"."""
     words = text.split()
-    if not words or len(words) > MAX_NAME_WORDS or ":" in text or "(" in text:
+    if not words or len(words) > MAX_NAME_WORDS or any(c in text for c in ':("“”'):
         return False
     first = words[0]
     if first.casefold() in _NOT_NAMES or not (
@@ -254,7 +255,24 @@ def _reads_as_name(text: str) -> bool:
     )
 
 
-def description_names(subject: str, text: str) -> list[str]:
+def _bracketed(text: str) -> tuple[str, list[str]]:
+    """``text`` without its parentheses, and what each held: a bracket inside one is
+    another name of the name before it ("Azure DevOps (formerly Team Foundation Server
+    (TFS) and Visual Studio Team System (VSTS))").
+
+    >>> _bracketed("Azure DevOps (formerly TFS Server (TFS) and VSTS (Team))")
+    ('Azure DevOps', ['TFS', 'Team', 'formerly TFS Server and VSTS'])
+    """
+    groups: list[str] = []
+    while True:
+        inner = re.search(r"\(([^()]*)\)", text)
+        if inner is None:
+            return text, groups
+        groups.append(inner.group(1))
+        text = text[: inner.start()].rstrip() + text[inner.end() :]
+
+
+def description_names(subject: str, text: str, *, opens_with_subject: bool = False) -> list[str]:
     """Other names of ``subject`` that its description's first sentence gives it: the
     name it opens with, the names in parentheses after that, and comma clauses that
     say "formerly known as", "also known as", "or simply", "now called", ...
@@ -276,6 +294,14 @@ def description_names(subject: str, text: str) -> list[str]:
     []
     >>> description_names("Userscripts", "A userscript is a program.")
     []
+
+    With ``opens_with_subject`` (a note's own first paragraph, where another product
+    may come first: "Kiota is a ..." on the page of Kiota Index), only a sentence that
+    opens with ``subject`` gives names:
+
+    >>> description_names("Kiota Index", "Kiota (Kiota Core) is a generator.",
+    ...     opens_with_subject=True)
+    []
     """
     m = _SUBJECT_PHRASE.match(" ".join(text.split()))
     if m is None:
@@ -285,9 +311,9 @@ def description_names(subject: str, text: str) -> list[str]:
         phrase = phrase[4:]  # "The IBM Semeru Runtimes"; not "The Lounge"
     candidates: list[str] = []
     head, *clauses = re.split(r",(?![^()]*\))", phrase)
-    main = re.sub(r"\s*\([^()]*\)", "", head)
+    main, groups = _bracketed(head)
     candidates.append(_clean_name(main))
-    for inner in re.findall(r"\(([^()]*)\)", head):
+    for inner in groups:
         if not re.match(r"\s*(?:pronounced|see|from|born|\d)", inner, re.IGNORECASE):
             candidates += [_clean_name(p) for p in _PARTS.split(inner)]
     for clause in clauses:
@@ -296,9 +322,31 @@ def description_names(subject: str, text: str) -> list[str]:
             candidates += [_clean_name(p) for p in _PARTS.split(_NAME_CUES.sub("", clause))]
     if not _reads_as_name(candidates[0]):
         return []  # "Built on a modified version of ..., Garry's Mod": not a name first
+    if opens_with_subject and candidates[0].casefold() != subject.casefold():
+        return []
     own = subject.casefold()
     out: list[str] = []
     for name in candidates:
-        if name and name.casefold() != own and _reads_as_name(name) and name not in out:
+        if (
+            name
+            and name.casefold() != own
+            and _reads_as_name(name)
+            and not _spells_out_a_word(name, subject)
+            and name not in out
+        ):
             out.append(name)
     return out
+
+
+def _spells_out_a_word(name: str, subject: str) -> bool:
+    """``name`` spells out one word of a longer ``subject``: what the word means, not
+    another name of the subject ("Spring MVC (Model-View-Controller)").
+
+    >>> _spells_out_a_word("Model-View-Controller", "Spring MVC")
+    True
+    >>> _spells_out_a_word("Hypertext Markup Language", "HTML")
+    False
+    """
+    words = subject.split()
+    initials = "".join(w[0] for w in re.split(r"[\s-]+", name) if w).casefold()
+    return len(words) > 1 and any(w.casefold() == initials for w in words)

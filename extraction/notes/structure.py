@@ -31,7 +31,13 @@ from wordfreq import zipf_frequency
 
 from extraction.lexicon import is_vocabulary
 from extraction.names import LEGAL_SUFFIXES, guess_vendor_type, normalize_name
-from extraction.notes.card import description, description_names, opening_kind, subject_kind
+from extraction.notes.card import (
+    description,
+    description_names,
+    first_paragraph,
+    opening_kind,
+    subject_kind,
+)
 from extraction.notes.document import SourceDocument
 from extraction.notes.words import name_words
 
@@ -361,7 +367,7 @@ def _text(meta: dict[str, Any], key: str, problems: list[str]) -> str | None:
     return text or None
 
 
-def _subject_is_product(meta: dict[str, Any], subject: str) -> bool:
+def _subject_is_product(meta: dict[str, Any], subject: str, body: str = "") -> bool:
     """endoflife.date pages are products; a topic page is a product when someone
     made it and it reads as a name: "Climate change", "Test-driven development"
     (lower-case words after the first) or a page curated under github.com/topics
@@ -397,10 +403,11 @@ def _subject_is_product(meta: dict[str, Any], subject: str) -> bool:
     # sentence case after a plain first word is a phrase of the language
     # ("Climate change"); after a name it is still a name ("GitHub CLI extension"),
     # and so is a name and the kind of product it is ("Firefox extension", "Open Graph
-    # protocol")
+    # protocol", "Azure Developer CLI templates": capitals past the first word)
     return not (
         bool(words)
         and re.fullmatch(r"[A-Z][a-z-]*", words[0]) is not None
+        and not any(w[:1].isupper() for w in words[1:])
         and any(
             w[:1].islower()
             and w.replace("-", "").isalpha()
@@ -408,7 +415,15 @@ def _subject_is_product(meta: dict[str, Any], subject: str) -> bool:
             and w not in _PRODUCT_KINDS
             for w in words[1:]
         )
+        # "Service fabric", which its own text writes "Service Fabric": a name
+        and not re.search(_written_with_capitals(words), body)
     )
+
+
+def _written_with_capitals(words: list[str]) -> str:
+    """A pattern of ``words`` written each with a capital ("Service Fabric")."""
+    capitalised = (re.escape(w[:1].upper() + w[1:]) for w in words)
+    return r"(?<![\w-])" + r"\s+".join(capitalised) + r"(?![\w-])"
 
 
 #: Code, and a link's address (its text stays), in a note's text.
@@ -467,6 +482,15 @@ def written_as_concept(subject: str, body: str) -> bool:
 #: Zipf frequency from which a word is English enough to be written in lower case as
 #: a phrase of the language ("computing", "image", "promise"; not "ui" or "dlt").
 _ENGLISH_ZIPF = 3.0
+
+
+def _other_names(subject: str, doc: SourceDocument) -> tuple[str, ...]:
+    """The other names the note's description gives its subject, and those its own
+    first paragraph gives where it opens with the subject ("Azure DevOps (formerly Team
+    Foundation Server (TFS) and ...)", under a description field that gives none)."""
+    names = description_names(subject, description(doc))
+    names += description_names(subject, first_paragraph(_prose(doc)), opens_with_subject=True)
+    return _unique(names)
 
 
 def _cpe_vendor(value: str) -> str | None:
@@ -583,7 +607,7 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
             unique_links.append(link)
     is_product = (
         bool(subject)
-        and _subject_is_product(meta, subject or "")
+        and _subject_is_product(meta, subject or "", _prose(doc))
         and (
             meta.get("document_type") == "end-of-life"
             or not written_as_concept(subject or "", _prose(doc))
@@ -605,9 +629,7 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
         support_offers=support_offers(_prose(doc)),
         kind=_kind(doc, subject),
         slug=slugs[0] if own_slug else "",
-        names=tuple(description_names(subject, description(doc))[:MAX_ITEMS])
-        if subject and is_product
-        else (),
+        names=_other_names(subject, doc) if subject and is_product else (),
         written=written,
         lowered=lowered,
     )

@@ -585,3 +585,66 @@ def test_another_name_in_brackets_is_the_same_product_shown_by_its_current_name(
     assert "Swagger" not in entities
     # two organisations are not one product's names
     assert "OpenText" in entities and "Micro Focus" in entities
+
+
+def test_a_rule_relating_two_products_holds_only_where_both_ends_settle_as_products() -> None:
+    """ "Kibana is part of the Elastic Stack": the model's place is a product by its
+    other mentions, and the edge stays; "part of Initech", a company by its other
+    mentions, is no product's part (who makes it is another rule's)."""
+    text = (
+        "Kibana is part of Elastic Stack. Elastic Stack and Elastic Stack ship together. "
+        "Beats is part of Initech. Initech and Initech are companies."
+    )
+
+    def at(name: str, n: int, label: str, source: str = "ner") -> EntityMention:
+        start = [i for i in range(len(text)) if text.startswith(name, i)][n]
+        return EntityMention(name, label, start, start + len(name), name, source)
+
+    def part_of(src: str, tgt: str) -> RelationMention:
+        return RelationMention(
+            src, "PRODUCT", tgt, "LOCATION", "RELATED_TO", 0.45, text, (0, 1), (2, 3),
+            "pattern:part_of",
+        )  # fmt: skip
+
+    result = ExtractionResult(
+        entities=(
+            at("Kibana", 0, "PRODUCT", "ruler"),
+            at("Elastic Stack", 0, "LOCATION"),
+            at("Elastic Stack", 1, "PRODUCT", "ruler"),
+            at("Elastic Stack", 2, "PRODUCT", "ruler"),
+            at("Beats", 0, "PRODUCT", "ruler"),
+            at("Initech", 0, "LOCATION"),
+            at("Initech", 1, "ORG", "ruler"),
+            at("Initech", 2, "ORG", "ruler"),
+        ),
+        relations=(part_of("Kibana", "Elastic Stack"), part_of("Beats", "Initech")),
+    )
+    graph = one_chunk_graph(result, text)
+    typed = {
+        (graph.entities[r.source].name, graph.entities[r.target].name)
+        for r in graph.relationships
+        if r.type == "RELATED_TO"
+    }
+    assert typed == {("Elastic Stack", "Kibana")} or typed == {("Kibana", "Elastic Stack")}
+    types = {e.name: e.type for e in graph.entities}
+    assert (types["Elastic Stack"], types["Initech"]) == ("PRODUCT", "ORG")
+
+
+def test_a_release_of_a_bracketed_abbreviation_is_that_product() -> None:
+    """ "Windows Management Framework (WMF) 5.0 ... WMF 5.1": releases of the product the
+    abbreviation names; "and/or" and a bare "R2" are no names."""
+    text = "Windows Management Framework (WMF) 5.0 ships. WMF 5.1 and WMF 4.0 follow."
+    result = ExtractionResult(
+        entities=(
+            mention("Windows Management Framework", text, "PRODUCT", "ruler"),
+            mention("WMF", text, "ORG"),
+            mention("WMF 5.1", text, "PRODUCT", "ruler"),
+            mention("WMF 4.0", text, "PRODUCT", "ruler"),
+        ),
+    )
+    graph = one_chunk_graph(result, text)
+    assert [e.name for e in graph.entities if e.type == "PRODUCT"] == [
+        "Windows Management Framework"
+    ]
+    assert not is_name("Critical and/or Important") and not is_name("R2")
+    assert is_name("Windows Server 2008 R2")

@@ -882,3 +882,30 @@ def test_a_store_from_or_a_suite_offered_by_a_maker_is_its_product(extractor: Ex
     # support offered by a company is no product of it (the support rule's)
     found = _found(extractor, "Commercial support offered by Tidelift is available for Vue.")
     assert not [f for f in found if f[1] == "PRODUCES"], found
+
+
+def test_a_successor_or_a_replacement_is_related_to_what_it_follows(extractor: Extractor) -> None:
+    found = _found(extractor, "OpenSearch is the successor of Elasticsearch.")
+    assert ("OpenSearch", "RELATED_TO", "Elasticsearch", "pattern:successor") in found
+    found = _found(extractor, "Firefox can replace Chromium on Windows.")
+    assert ("Firefox", "RELATED_TO", "Chromium", "pattern:successor") in found
+    # a drop-in replacement competes with it; an organisation is followed by no product
+    assert not [
+        f
+        for text in (
+            "Vue is a drop-in replacement for Angular.",
+            "Firefox is the successor of Microsoft.",
+        )
+        for f in _found(extractor, text)
+        if f[3] == "pattern:successor"
+    ]
+
+
+def test_part_of_a_product_the_model_calls_a_place_reaches_the_graph(extractor: Extractor) -> None:
+    """The small model reads "the Elastic Stack" as a place: the rule keeps it, and the
+    graph keeps the edge only where the name settles as a product."""
+    result = extractor.extract(
+        "Kibana is part of the Elastic Stack.", ExtractionContext(subject="Kibana")
+    )
+    found = [(r.source, r.target) for r in result.relations if r.method == "pattern:part_of"]
+    assert found == [("Kibana", "Elastic Stack")], result.relations

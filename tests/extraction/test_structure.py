@@ -106,6 +106,11 @@ def test_a_topic_its_own_text_writes_as_an_english_phrase_is_a_concept() -> None
     # code is not how the text writes a name; a product page is a product whatever it says
     assert is_product("Git", "Run `git commit`. Git is a version control system.")
     assert is_product("Website", "A website is a set of pages.", "eol-website.md")
+    # sentence case after a plain first word is a phrase, unless capitals follow it or
+    # the note's own text writes the name with capitals
+    assert not is_product("Climate change", "Climate change is warming.")
+    assert is_product("Azure Developer CLI templates", "Templates for azd.")
+    assert is_product("Service fabric", "Service Fabric is a distributed systems platform.")
 
 
 def test_the_products_a_concept_s_note_relates_are_its_vendor_s_entities() -> None:
@@ -604,6 +609,22 @@ def test_related_slugs_no_note_is_become_relationships_with_their_own_provenance
     assert {e.name: e.type for e in graph.entities}["JXON"] == "PRODUCT"
 
 
+def test_a_related_slug_naming_the_maker_relates_it_besides_the_making() -> None:
+    """ "related: jxon-labs" on a page JXON Labs made: related as a slug that is a note
+    of the corpus would be, besides PRODUCES (the subject itself stays out)."""
+    note = doc(
+        "JXON_Labs",
+        "topic-jxonkit.md",
+        b"---\ndisplay_name: Jxonkit\ncreated_by: JXON Labs\nrelated: jxon-labs, jxonkit\n"
+        b"topic: jxonkit\n---\nJxonkit is a kit by JXON Labs.\n",
+    )
+    row = replace(_row("Jxonkit is a kit by JXON Labs.", [], []), path=note.path)
+    edges = _edges(_graph([note], [row], "JXON Labs"))
+    assert ("JXON Labs", "PRODUCES", "Jxonkit") in edges
+    related = {frozenset((a, b)) for a, r, b in edges if r == "RELATED_TO"}
+    assert related == {frozenset(("Jxonkit", "JXON Labs"))}
+
+
 def test_a_related_slug_naming_the_subject_s_api_is_that_api() -> None:
     # "twitter" is an everyday word, but in the note on "X (Twitter)" it is the subject
     twitter = (
@@ -709,6 +730,36 @@ def test_the_names_a_description_gives_its_product_are_the_product_s() -> None:
     assert apex_facts.names == ("Oracle Application Express", "APEX")
     assert facts["vendors/SUSE/eol-suse-linux-micro.md"].names == ("SUSE Linux Enterprise Micro",)
     assert facts["vendors/Denso_Wave/topic-qr.md"].names == ()  # "A QR Code" names nothing
+    # the note's own first paragraph, where it opens with the subject: a bracket in the
+    # bracket is one more name; one spelling out a word of the name is none; another
+    # product first gives nothing
+    devops = doc(
+        "Microsoft",
+        "topic-azure-devops.md",
+        b"---\ndisplay_name: Azure DevOps\ncreated_by: Microsoft\nshort_description: Azure"
+        b" DevOps is a product.\n---\nAzure DevOps (formerly Team Foundation Server (TFS) and"
+        b" Visual Studio Team System) is a Microsoft product.\n",
+    )
+    assert set(note_facts(devops).names) == {
+        "Team Foundation Server",
+        "TFS",
+        "Visual Studio Team System",
+    }
+    mvc = b"---\ndisplay_name: Spring MVC\ncreated_by: Rod Johnson\n---\n"
+    spring = doc(
+        "Rod_Johnson",
+        "topic-spring-mvc.md",
+        mvc + b"Spring MVC (Model-View-Controller) is a framework.\n",
+    )
+    assert note_facts(spring).names == ()
+    index = (
+        b"---\ndisplay_name: Kiota Index\ncreated_by: Microsoft\nshort_description: Kiota"
+        b" Index is an index.\n---\n"
+    )
+    kiota = doc(
+        "Microsoft", "topic-kiota-index.md", index + b"Kiota (Kiota Core) is a generator.\n"
+    )
+    assert note_facts(kiota).names == ()
     # stored and read back
     assert NoteFacts.from_json(apex_facts.to_json()) == apex_facts
     g = Gazetteer.build([(d.vendor, facts[d.path]) for d in docs], {d.vendor for d in docs})
