@@ -274,6 +274,9 @@ _OTHER_NAME = re.compile(
     r"|also known as|aka|a\.k\.a\.)\s*",
     re.IGNORECASE,
 )
+#: What joins a name to another name of the same thing after a comma ("the Elastic
+#: Stack, also known as the ELK Stack").
+_ALSO_KNOWN_AS = re.compile(r",\s*(?:also|better|commonly) known as(?: the)?", re.IGNORECASE)
 
 
 def settle_names(
@@ -379,6 +382,12 @@ def settle_names(
         ):
             union(name_key(a.name), name_key(b.name))
             former.add(name_key(b.name))
+        elif (
+            _ALSO_KNOWN_AS.fullmatch(" ".join(between.split()))
+            and "PERSON" not in (a.label, b.label)
+            and not namer.distinct_products(a.name, b.name)
+        ):
+            union(name_key(a.name), name_key(b.name))  # "the Elastic Stack, also known as ..."
     joined = Counter(find(k) for k in spelled)
     for key, names in list(spelled.items()):
         # "WMF 5.1" where the notes write "Windows Management Framework (WMF)": a

@@ -186,9 +186,21 @@ class Ends:
         names = [
             m
             for c in noun.children
-            if c.dep_ in ("compound", "nmod") and (m := self.at(c)) is not None and not m.pronoun
+            # "The Bosque programming language": the parser may hang a name as a modifier
+            if (c.dep_ in ("compound", "nmod") or (c.dep_ == "amod" and c.pos_ == "PROPN"))
+            and (m := self.at(c)) is not None
+            and not m.pronoun
         ]
         return names[0] if len(names) == 1 else None
+
+    def _subject_by_kind(self, noun: Token) -> list[Mention]:
+        """The note's subject named in front of its kind as a clause's subject ("The
+        Bosque programming language is a Microsoft Research project"); not another name
+        there ("The PHP framework is ..." is no PHP)."""
+        named = self._named_kind(noun)
+        if named is None or not self.subject:
+            return []
+        return [named] if named.canonical.casefold() == self.subject.casefold() else []
 
     def _subject_by_release_word(self, noun: Token) -> list[Mention]:
         """The note's subject named in front of a word for its releases that is a
@@ -254,6 +266,7 @@ class Ends:
                     self.names(subjects[0], inside=False)
                     or self._subject_by_release_word(subjects[0])
                     or self._part_owner(subjects[0])
+                    or self._subject_by_kind(subjects[0])
                 )
             if tok.dep_ == "attr" and (host := self._comma_host(tok)) is not None:
                 # "OLM is part of the Operator Framework, an open source toolkit by Red

@@ -317,6 +317,23 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("trigger", ">", "prep", _prep(["of"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
+            *(
+                [  # "Nano Server is a minimal installation option of Windows Server"
+                    _trigger({"LOWER": "option", "DEP": {"IN": ["attr", "appos"]}}),
+                    _node("trigger", ">", "kind", {"LOWER": "installation", "DEP": "compound"}),
+                    _node("trigger", ">", "prep", _prep(["of"])),
+                    *slot,
+                ]
+                for slot in (
+                    [_node("prep", ">", "tgt", {"DEP": "pobj"})],
+                    # "... of Windows Server offering a smaller footprint": the parser
+                    # makes the name the subject of the participle after it
+                    [
+                        _node("prep", ">", "ing", {"DEP": "pcomp", "TAG": "VBG"}),
+                        _node("ing", ">", "tgt", {"DEP": "nsubj"}),
+                    ],
+                )
+            ),
             [  # "It started as a fork of the KHTML and KJS libraries"
                 _trigger({**_any(BASE_NOUNS), "DEP": "pobj"}),
                 _node("trigger", "<", "as", {"LOWER": "as", "DEP": "prep"}),

@@ -35,7 +35,8 @@ The rules and what they find:
                           Y", "relies/depends on Y", "X builds on Y"
 ``derived``               BASED_ON: "forked / derived / ported from Y"
 ``base_noun``             BASED_ON: "X is a fork / build / distribution / implementation /
-                          derivative / superset / version of Y"
+                          derivative / superset / version of Y", "an installation option
+                          of Y"
 ``powered``               BASED_ON: "powered by Y"
 ``extends``               BASED_ON: "X extends Y", "X is an extension to / of Y"
 ``uses_as``               BASED_ON: "X uses Y as its engine", "uses a (custom) build / fork

@@ -648,3 +648,20 @@ def test_a_release_of_a_bracketed_abbreviation_is_that_product() -> None:
     ]
     assert not is_name("Critical and/or Important") and not is_name("R2")
     assert is_name("Windows Server 2008 R2")
+
+
+def test_a_name_also_known_as_another_after_a_comma_is_one_entity() -> None:
+    text = "Kibana is part of the Elastic Stack, also known as the ELK Stack. Ask Jane Doe, also known as Acme."
+    result = ExtractionResult(
+        entities=(
+            mention("Kibana", text, "PRODUCT", "ruler"),
+            mention("Elastic Stack", text, "PRODUCT", "ruler"),
+            mention("ELK Stack", text, "ORG"),
+            mention("Jane Doe", text, "PERSON", "ruler"),
+            mention("Acme", text, "ORG", "ruler"),
+        ),
+    )
+    graph = one_chunk_graph(result, text)
+    names = [{e.name, *e.aliases} for e in graph.entities]
+    assert {"Elastic Stack", "ELK Stack"} in names
+    assert not any({"Jane Doe", "Acme"} <= n for n in names)  # a person's alias is not read

@@ -909,3 +909,21 @@ def test_part_of_a_product_the_model_calls_a_place_reaches_the_graph(extractor: 
     )
     found = [(r.source, r.target) for r in result.relations if r.method == "pattern:part_of"]
     assert found == [("Kibana", "Elastic Stack")], result.relations
+
+
+def test_an_installation_option_of_a_product_is_built_on_it(extractor: Extractor) -> None:
+    found = _found(extractor, "Photon OS is a minimal installation option of Oracle Linux.")
+    assert ("Photon OS", "BASED_ON", "Oracle Linux", "pattern:base_noun") in found
+    assert not _found(extractor, "Photon OS offers an option of Oracle Linux support.")
+    # the parser makes the base the subject of a participle after it
+    text = "Photon OS is a minimal installation option of Oracle Linux offering a small footprint."
+    assert ("Photon OS", "BASED_ON", "Oracle Linux") in _typed(extractor, text)
+
+
+def test_the_subject_named_before_its_kind_is_the_clause_s_subject(extractor: Extractor) -> None:
+    """ "The Bosque programming language is a Microsoft Research project": the note's
+    subject; another name before a kind is not ("The PHP framework is ...")."""
+    text = "The Bosque programming language is a Microsoft Research project."
+    found = _found(extractor, text, "Bosque")
+    assert ("Microsoft Research", "PRODUCES", "Bosque", "pattern:project_of") in found
+    assert not _found(extractor, "The JavaScript framework is based on Vue.", "Flux")
