@@ -651,7 +651,10 @@ def test_a_release_of_a_bracketed_abbreviation_is_that_product() -> None:
 
 
 def test_a_name_also_known_as_another_after_a_comma_is_one_entity() -> None:
-    text = "Kibana is part of the Elastic Stack, also known as the ELK Stack. Ask Jane Doe, also known as Acme."
+    text = (
+        "Kibana is part of the Elastic Stack, also known as the ELK Stack. "
+        "Ask Jane Doe, also known as Acme."
+    )
     result = ExtractionResult(
         entities=(
             mention("Kibana", text, "PRODUCT", "ruler"),
