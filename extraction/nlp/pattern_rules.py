@@ -693,6 +693,22 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
             ],
         ],
     ),
+    "certified": (
+        "RELATED_TO",
+        [
+            [  # "Temurin is certified using the Oracle Java Compatibility Kit (JCK)"
+                _trigger({"LOWER": "certified", "TAG": "VBN"}),
+                _node(
+                    "trigger", ">", "using", {"LOWER": "using", "DEP": {"IN": ["xcomp", "advcl"]}}
+                ),
+                _node("using", ">", "tgt", {"DEP": "dobj"}),
+            ],
+            [  # "Temurin releases must also pass the AQAvit quality verification suite"
+                _trigger({"LOWER": {"IN": ["pass", "passes", "passed"]}, "POS": "VERB"}),
+                _node("trigger", ">", "tgt", {"DEP": "dobj", "LOWER": {"IN": ["suite", "kit"]}}),
+            ],
+        ],
+    ),
     "successor": (
         "RELATED_TO",
         [

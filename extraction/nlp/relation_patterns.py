@@ -86,6 +86,9 @@ The rules and what they find:
                           of Y" (Y a product: part of
                           an organisation is ``project_of``), "a suite consisting of A, B
                           and C", "X comprises A and B"
+``certified``             RELATED_TO: "X is certified using the Java Compatibility Kit", "X
+                          releases must pass the AQAvit quality verification suite" (Y a
+                          product: the test suite a build is checked with)
 ``successor``             RELATED_TO: "X is the successor of / to Y", "the replacement
                           for Y", "X (can) replace(s) Y" (Y a product; not "a drop-in
                           replacement for Y", a competitor)
@@ -383,9 +386,20 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
     if rule == "made_at":
         # made at an organisation, not at a time or a place ("built at scale")
         sources = [m for m in sources if m.label == "ORG"]
+    if rule == "supports_product" and "tgt" in at:
+        # "supports the following runtimes: Node.js, Python, Ruby, Java"
+        listed = _colon_list(ends, at["tgt"])
+        targets = [*targets, *(m for m in listed if m not in targets)]
     if rule == "successor" and any(c.lower_ == "drop" for c in trigger.children):
         return  # "a drop-in replacement for XenServer" competes with it
-    if rule in ("part_of", "made_for", "uses", "supports_product", "successor"):
+    if rule == "certified" and not targets:
+        # "the AQAvit quality verification suite": the suite named in front of its kind
+        targets = [m for t in modifier_words(at["tgt"]) if (m := ends.at(t)) is not None]
+    if rule == "certified":
+        # the small model reads a test kit as an organisation as often as a place; the
+        # graph keeps the edge only where both ends settle as products
+        targets = [m for m in targets if not m.pronoun and m.label != "PERSON"]
+    elif rule in ("part_of", "made_for", "uses", "supports_product", "successor"):
         # part of a product; part of an organisation is who makes it (project_of); made
         # for a product, not for a company; a product used. The small model often reads a
         # product's name as a place ("part of the Elastic Stack"): the graph keeps such an
@@ -420,6 +434,40 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
                 m.span.start <= trigger.i < m.span.end for m in (s, t)
             ):
                 yield PatternFound(rtype, rule, s, t, trigger.sent)
+
+
+def _colon_list(ends: Ends, tok: Token) -> list[Mention]:
+    """The names listed after a colon right after the noun ``tok``: "supports the
+    following runtimes: Node.js, Python, Ruby", or one per item of a bullet list below
+    it. An item that is no name must be a run of proper nouns the model did not name
+    ("Apache TinkerPop, Gremlin, openCypher"); anything else ("caching, fast Java") is
+    no list of names. At least two names, within :data:`MAX_LISTED_TOKENS`."""
+    doc = ends.doc
+    at = tok.i + 1  # the list may hang under the noun: its phrase runs on past the colon
+    if at >= len(doc) or doc[at].text != ":":
+        return []
+    found: list[Mention] = []
+    end = min(len(doc), at + MAX_LISTED_TOKENS)
+    at += 1
+    while at < end:
+        t = doc[at]
+        k = ends.owner[at]
+        if k >= 0 and ends.named[k].span.start == at and not ends.named[k].pronoun:
+            found.append(ends.named[k])
+            at = ends.named[k].span.end
+        elif t.is_space or t.text in ("-", "*", ",") or t.lower_ in LIST_LINKS:
+            at += 1
+        elif t.pos_ == "PROPN":
+            at += 1  # a name the model left unnamed
+        else:
+            break  # the list's end ("." or a heading), or no list of names
+    if at < end and doc[at].text not in (".", ";", "#") and not doc[at].is_space:
+        return []
+    return found if len(found) >= 2 else []
+
+
+#: How far a list after a colon is read.
+MAX_LISTED_TOKENS = 60
 
 
 def _listed_after(ends: Ends, tok: Token) -> list[Mention]:

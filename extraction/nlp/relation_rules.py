@@ -174,6 +174,9 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     # successor: "the successor of / replacement for Y", "X replaces Y"; the labels read
     # each of the corpus's 9 such statements outside "drop-in replacement" as RELATED_TO
     ("RELATED_TO", "pattern:successor", "*", "*"): 0.45,
+    # certified: "certified using the Java Compatibility Kit", "pass the AQAvit ...
+    # suite": the corpus's Java builds say so (2026-11-29), each labelled RELATED_TO
+    ("RELATED_TO", "pattern:certified", "*", "*"): 0.45,
     # uses: 6/7 sampled (the wrong one read "vanilla JavaScript" as a product)
     ("RELATED_TO", "pattern:uses", "*", "*"): 0.45,
     # supports_product: all 16 findings over the corpus read right (2026-11-29; 14 of

@@ -927,3 +927,21 @@ def test_the_subject_named_before_its_kind_is_the_clause_s_subject(extractor: Ex
     found = _found(extractor, text, "Bosque")
     assert ("Microsoft Research", "PRODUCES", "Bosque", "pattern:project_of") in found
     assert not _found(extractor, "The JavaScript framework is based on Vue.", "Flux")
+
+
+def test_a_list_after_a_colon_is_what_a_product_supports(extractor: Extractor) -> None:
+    text = "Docker supports the following runtimes: JavaScript, Java, and F#."
+    found = _typed(extractor, text)
+    assert {("Docker", "RELATED_TO", t) for t in ("JavaScript", "Java", "F#")} <= found
+    # a list with anything but names in it is no list of products
+    assert not _typed(extractor, "Docker supports these features: caching, fast Java.")
+
+
+def test_a_build_is_related_to_the_kit_it_is_certified_with(extractor: Extractor) -> None:
+    found = _found(extractor, "Oracle JDK is certified using the Java SDK.", "Oracle JDK")
+    assert ("Oracle JDK", "RELATED_TO", "Java SDK", "pattern:certified") in found
+    found = _found(
+        extractor, "Oracle JDK releases must pass the Flux verification suite.", "Oracle JDK"
+    )
+    assert ("Oracle JDK", "RELATED_TO", "Flux", "pattern:certified") in found
+    assert not _found(extractor, "Students pass the Java exam.")
