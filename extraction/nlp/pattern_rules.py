@@ -802,7 +802,8 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
         "PRODUCES",
         [
             [  # the possessive marker anchors it: a rare word, where a proper noun is not
-                _trigger({"LOWER": {"IN": ["'s", "’s"]}, "DEP": "case"}),
+                # "JetBrains' IntelliJ IDEA": a name ending in "s" takes the mark alone
+                _trigger({"LOWER": {"IN": ["'s", "’s", "'", "’"]}, "DEP": "case"}),
                 _node("trigger", "<", "tgt", {"DEP": "poss", "POS": "PROPN"}),
                 _node("tgt", "<", "owned", {"POS": {"IN": ["PROPN", "NOUN"]}}),
             ],
