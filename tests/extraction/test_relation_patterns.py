@@ -428,11 +428,15 @@ def test_a_possessive_owns_its_name_the_names_beside_it_and_those_of_its_plain_n
         "It runs on Apple's streaming device, the Apple TV.": {"Apple TV"},
         "Intel's Clear Linux is optimized for its chips.": {"Clear Linux"},
         "Developers like Apple's innovation engine.": set(),
+        # the mark alone after a name ending in "s"
+        "It is built on HeroDevs' Vuetify framework.": {"Vuetify"},
     }
     for text, owned in pairs.items():
         found = _found(extractor, text)
         assert {t for s, r, t, m in found if m == "pattern:poss"} == owned, text
-        assert all(s in ("Apple", "Intel") for s, r, t, m in found if m == "pattern:poss")
+        assert all(
+            s in ("Apple", "Intel", "HeroDevs") for s, r, t, m in found if m == "pattern:poss"
+        )
     assert not _found(extractor, "Red Hat's customers include Netflix.")
     assert not _found(extractor, "Its release follows Microsoft's.")
 
