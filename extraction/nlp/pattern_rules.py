@@ -179,7 +179,8 @@ EXTENSION = frozenset(["extension", "extensions"])
 IMPLEMENT = frozenset(["implements", "implement", "implementing"])
 #: "complements Y", "modeled after Y", "inspired by Y".
 COMPLEMENT = frozenset(["complements", "complement", "complementing"])
-SUCCESSOR_NOUNS = frozenset(["successor", "replacement"])
+SUCCESSOR_NOUNS = frozenset(["successor", "replacement", "rewrite"])
+SUCCEEDED = frozenset(["succeeded", "replaced", "superseded"])
 REPLACE = frozenset(["replaces", "replace"])
 INSPIRED = frozenset(["inspired", "influenced", "modeled", "modelled", "patterned"])
 PRONOUNS = frozenset(["it", "this"])
@@ -725,6 +726,11 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
             [  # "UEFI replaces the legacy BIOS", "Microsoft Edge can replace Internet Explorer"
                 _trigger({**_any(REPLACE), "POS": "VERB"}),
                 _node("trigger", ">", "tgt", {"DEP": "dobj"}),
+            ],
+            [  # "Debian was succeeded by Ubuntu", "... was replaced by Y"
+                _trigger({**_any(SUCCEEDED), "TAG": "VBN"}),
+                _node("trigger", ">", "by", {"DEP": "agent", "LOWER": "by"}),
+                _node("by", ">", "tgt", {"DEP": "pobj"}),
             ],
         ],
     ),

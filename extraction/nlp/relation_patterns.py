@@ -90,7 +90,8 @@ The rules and what they find:
                           releases must pass the AQAvit quality verification suite" (Y a
                           product: the test suite a build is checked with)
 ``successor``             RELATED_TO: "X is the successor of / to Y", "the replacement
-                          for Y", "X (can) replace(s) Y" (Y a product; not "a drop-in
+                          for Y", "a rewrite of Y", "X (can) replace(s) Y", "X was
+                          succeeded / replaced by Y" (Y a product; not "a drop-in
                           replacement for Y", a competitor)
 ``uses``                  RELATED_TO: "X uses Y", "computers that use Y" (a finite verb:
                           not "build apps using Y"), where no other rule finds the pair of

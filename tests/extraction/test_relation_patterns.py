@@ -893,6 +893,12 @@ def test_a_successor_or_a_replacement_is_related_to_what_it_follows(extractor: E
     assert ("OpenSearch", "RELATED_TO", "Elasticsearch", "pattern:successor") in found
     found = _found(extractor, "Firefox can replace Chromium on Windows.")
     assert ("Firefox", "RELATED_TO", "Chromium", "pattern:successor") in found
+    found = _found(extractor, "Angular is a rewrite of Vue.")
+    assert ("Angular", "RELATED_TO", "Vue", "pattern:successor") in found
+    found = _found(extractor, "Debian was later succeeded by Ubuntu.")
+    assert {("Debian", "Ubuntu"), ("Ubuntu", "Debian")} & {
+        (s, t) for s, _, t, m in found if m == "pattern:successor"
+    }, found
     # a drop-in replacement competes with it; an organisation is followed by no product
     assert not [
         f
