@@ -71,7 +71,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "119"
+GRAPH_VERSION = "121"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -366,8 +366,8 @@ def _texts_by_note(rows: Sequence[VendorChunkExtraction]) -> dict[str, str]:
 #: Term Support Branch", "Oracle Lifetime Support Policy", "Release Dates").
 _RELEASE_HEADS = frozenset(
     """
-    support branch branches policy policies phase phases dates builds milestones patching
-    schedule bundles lifecycle releases release
+    support branch branches policy policies phase phases date dates builds milestones
+    patching schedule bundles lifecycle releases release channel channels updates
     """.split()  # noqa: SIM905
 )
 
@@ -378,6 +378,8 @@ def _release_phrase(name: str) -> bool:
 
     >>> _release_phrase("Long Term Support Branch"), _release_phrase("Spring Cloud")
     (True, False)
+    >>> _release_phrase("Azure Standard Support End Date"), _release_phrase("Annual Channel")
+    (True, True)
     """
     words = name.split()
     return len(words) > 1 and words[-1].casefold() in _RELEASE_HEADS
@@ -435,7 +437,9 @@ def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list
                 and _release_phrase(found.canonical)
                 and not namer.canonical(found.canonical, found.label)[2]
             ):
-                continue  # "Long Term Support Branch", "Oracle Lifetime Support Policy"
+                # "Long Term Support Branch", "Oracle Lifetime Support Policy", "Windows
+                # Server Annual Channel", "Azure Standard Support End Date"
+                continue
             if found.label != "PERSON" and _torn_span(found.text):
                 continue  # "X. Starting", "iPhone 5S." cut, "10.5 Leopard"
             raw.append(
@@ -1005,6 +1009,12 @@ def _add_edge(
         and entity_for.namer.is_name(edge.target)
     ):
         return
+    if any(
+        _release_phrase(end) and not entity_for.namer.canonical(end, label)[2]
+        for end, label in ((edge.source, edge.source_label), (edge.target, edge.target_label))
+        if end != VENDOR
+    ):
+        return  # "the Long-Term Servicing Channel": a release phrase, as a mention is
     if edge.method == NAMED_KIND and entity_for.namer.kind(edge.target) in (*NOT_BASES, ""):
         # "a PHP web framework" is written in PHP, not built on it; a name no note
         # declares is no platform ("a Free Software operating system", "an HTML5 game

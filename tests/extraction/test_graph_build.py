@@ -668,3 +668,36 @@ def test_a_name_also_known_as_another_after_a_comma_is_one_entity() -> None:
     names = [{e.name, *e.aliases} for e in graph.entities]
     assert {"Elastic Stack", "ELK Stack"} in names
     assert not any({"Jane Doe", "Acme"} <= n for n in names)  # a person's alias is not read
+
+
+def test_a_release_phrase_is_no_entity_as_a_mention_or_a_relationship_end() -> None:
+    """ "the Windows Server Annual Channel", "the Azure Standard Support End Date": the
+    words of a lifecycle, not a product, whatever relationship the prose gives them."""
+    text = (
+        "The Windows Server Annual Channel is a version of Windows Server. "
+        "Support ends at the Azure Standard Support End Date."
+    )
+    result = ExtractionResult(
+        entities=(
+            mention("Windows Server Annual Channel", text, "ORG"),
+            mention("Windows Server", text, "PRODUCT", "ruler"),
+            mention("Azure Standard Support End Date", text, "PRODUCT"),
+        ),
+        relations=(
+            RelationMention(
+                "Windows Server Annual Channel",
+                "PRODUCT",
+                "Windows Server",
+                "PRODUCT",
+                "BASED_ON",
+                0.85,
+                text,
+                (0, 1),
+                (2, 3),
+                "pattern:base_noun",
+            ),  # fmt: skip
+        ),
+    )
+    graph = one_chunk_graph(result, text)
+    assert [e.name for e in graph.entities if e.type == "PRODUCT"] == ["Windows Server"]
+    assert not [r for r in graph.relationships if r.type == "BASED_ON"]
