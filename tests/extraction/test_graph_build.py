@@ -695,7 +695,7 @@ def test_a_release_phrase_is_no_entity_as_a_mention_or_a_relationship_end() -> N
                 (0, 1),
                 (2, 3),
                 "pattern:base_noun",
-            ),  # fmt: skip
+            ),
         ),
     )
     graph = one_chunk_graph(result, text)
