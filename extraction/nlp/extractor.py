@@ -370,6 +370,7 @@ class Extractor:
                 label = self.nlp.vocab.strings[match_id]
                 found.append(_Candidate(start, end, label, "ruler", 2))
         found.extend(_capitalised_subject(doc, context))
+        found.extend(_subject_without_vendor(doc, context))
         text = doc.text
         for m in _PRODUCT_SHAPE.finditer(text):
             span = doc.char_span(m.start(), m.end())
@@ -560,6 +561,28 @@ def _capitalised_subject(doc: Doc, context: ExtractionContext) -> list[_Candidat
         _Candidate(i, i + n, "PRODUCT", "ruler", 2)
         for i in range(len(doc) - n + 1)
         if all(doc[i + k].text == words[k] for k in range(n))
+    ]
+
+
+def _subject_without_vendor(doc: Doc, context: ExtractionContext) -> list[_Candidate]:
+    """A note titled with its vendor's name in front ("Elastic Beats", filed under
+    Elastic) that its prose calls by the rest ("Beats are part of the Elastic Stack"):
+    the rest, as written, is the subject too (the graph joins the two names)."""
+    subject, vendor = context.subject, context.vendor
+    if not subject or not vendor or (subject, "PRODUCT") not in context.known_entities:
+        return []
+    if not subject.casefold().startswith(vendor.casefold() + " "):
+        return []
+    words = subject[len(vendor) + 1 :].split()
+    if not words or not words[0][:1].isupper():
+        return []
+    n = len(words)
+    return [
+        _Candidate(i, i + n, "PRODUCT", "ruler", 1)
+        for i in range(len(doc) - n + 1)
+        if all(doc[i + k].text == words[k] for k in range(n))
+        # not the start of a longer name ("Exchange Server build numbers")
+        and not (i + n < len(doc) and doc[i + n].text[:1].isupper())
     ]
 
 

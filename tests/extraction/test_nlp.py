@@ -47,6 +47,20 @@ def test_known_entities_seed_products(extractor: Extractor) -> None:
     assert ("Caseta", "PRODUCT") in _ents(result)
 
 
+def test_the_subject_without_its_vendor_s_name_is_the_subject(extractor: Extractor) -> None:
+    """ "Elastic Beats", filed under Elastic, is "Beats" in its prose; not another
+    note's subject, nor a name in lower case."""
+    seeds = (("Elastic Beats", "PRODUCT"), ("Elastic Stack", "PRODUCT"))
+    text = "Beats are part of the Elastic Stack. The beats ship data."
+    ctx = ExtractionContext(vendor="Elastic", known_entities=seeds, subject="Elastic Beats")
+    assert ("Beats", "PRODUCT") in _ents(extractor.extract(text, ctx))
+    assert not [e for e in extractor.extract(text, ctx).entities if e.text == "beats"]
+    longer = extractor.extract("See the Beats Server guide.", ctx)
+    assert not [e for e in longer.entities if e.text == "Beats"]  # a longer name's start
+    other = ExtractionContext(vendor="Acme", known_entities=seeds, subject="Elastic Beats")
+    assert ("Beats", "PRODUCT") not in _ents(extractor.extract(text, other))
+
+
 def test_a_declared_name_s_possessive_is_no_part_of_a_name(extractor: Extractor) -> None:
     """The model reads "Apple's Mac" as one organisation; Apple is declared, so the
     name is Apple's and "Apple's Mac" is no entity."""
