@@ -89,6 +89,7 @@ _ORG_WORDS: frozenset[str] = frozenset(
     dev wave hat the financial insurance investments investment airlines airways pictures brands
     retail stores hotels resorts logistics pharma chemicals steel oil gas power motors railways
     panel organization organisation federation union forum nations authority administration
+    division subsidiary
     """.split()  # noqa: SIM905
 )
 _NAME_PARTICLES: frozenset[str] = frozenset(
@@ -231,9 +232,15 @@ def guess_vendor_type(name: str) -> str:
     ('PERSON', 'ORG')
     >>> guess_vendor_type("Barbara Liskov et al."), guess_vendor_type("Apple Inc.")
     ('PERSON', 'ORG')
+    >>> guess_vendor_type("TJ Holowaychuk"), guess_vendor_type("Anthony Minessale II")
+    ('PERSON', 'PERSON')
+    >>> guess_vendor_type("MX Studio"), guess_vendor_type("IBM Quantum")
+    ('ORG', 'ORG')
     """
     text = vendor_display_name(name)
     text = re.sub(r"\s+et al\.?$", "", text)
+    # a generation after the name ("Anthony Minessale II", "Jr.")
+    text = re.sub(r",?\s+(?:II|III|IV|Jr\.?|Sr\.?)$", "", text)
     words = text.split()
     if not 2 <= len(words) <= 4:
         return "ORG"
@@ -242,6 +249,8 @@ def guess_vendor_type(name: str) -> str:
     for i, word in enumerate(words):
         if word in _NAME_PARTICLES and 0 < i < len(words) - 1:
             continue
+        if i == 0 and re.fullmatch(r"[A-Z]{2}", word):
+            continue  # initials without their dots ("TJ Holowaychuk")
         if not _is_name_word(unicodedata.normalize("NFC", word)):
             return "ORG"
     return "PERSON"
