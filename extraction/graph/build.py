@@ -71,7 +71,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "122"
+GRAPH_VERSION = "124"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -96,11 +96,15 @@ END_TYPES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "LOCATED_IN": (frozenset({"ORG"}), frozenset({"LOCATION"})),
     "SUBSIDIARY_OF": (frozenset({"ORG"}), frozenset({"ORG"})),
     "ACQUIRED": (frozenset({"ORG"}), frozenset({"ORG", "PRODUCT"})),
-    "PRODUCES": (frozenset({"ORG", "PERSON"}), frozenset({"PRODUCT"})),
+    # an event's organiser "produces" it (its page's created_by: Game Off, a game jam)
+    "PRODUCES": (frozenset({"ORG", "PERSON"}), frozenset({"PRODUCT", "EVENT"})),
     "PARTNERS_WITH": (frozenset({"ORG"}), frozenset({"ORG"})),
     "COMPETES_WITH": (frozenset({"ORG", "PRODUCT"}), frozenset({"ORG", "PRODUCT"})),
     "BASED_ON": (frozenset({"PRODUCT"}), frozenset({"PRODUCT"})),
-    "RELATED_TO": (frozenset({"PRODUCT", "ORG"}), frozenset({"PRODUCT", "ORG"})),
+    "RELATED_TO": (
+        frozenset({"PRODUCT", "ORG", "EVENT"}),
+        frozenset({"PRODUCT", "ORG", "EVENT"}),
+    ),
     "SUPPORTS": (frozenset({"ORG", "PERSON"}), frozenset({"PRODUCT"})),
 }
 #: A typed relationship from prose enters the graph only at this confidence or

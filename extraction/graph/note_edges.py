@@ -134,11 +134,15 @@ def note_mentions(note: VendorNote, namer: Namer) -> list[RawMention]:
 def subject_type(facts: NoteFacts, gazetteer: Gazetteer | None) -> str:
     """``ORG`` when the note's subject is an organisation, by its description
     (:attr:`~extraction.notes.structure.NoteFacts.is_org`) or because the corpus
-    declares it one (Google, whose folders and makers say so), else ``PRODUCT``."""
+    declares it one (Google, whose folders and makers say so); ``EVENT`` when its
+    description says it is one (:attr:`~extraction.notes.structure.NoteFacts.is_event`:
+    "an annual game jam"); else ``PRODUCT``."""
     if facts.is_org:
         return "ORG"
     entry = gazetteer.lookup(facts.subject or "") if gazetteer is not None else None
-    return "ORG" if entry is not None and entry.type == "ORG" else "PRODUCT"
+    if entry is not None and entry.type == "ORG":
+        return "ORG"
+    return "EVENT" if facts.is_event else "PRODUCT"
 
 
 def founder_edges(note: VendorNote) -> list[RawEdge]:

@@ -162,6 +162,17 @@ ORG_KINDS = frozenset(
     """.split()  # noqa: SIM905
 )
 
+#: Kinds of an event: a topic page whose description says its subject is one ("an
+#: annual game jam", "a robotics competition", "a global, summer hackathon") is about
+#: an event, typed EVENT.
+EVENT_KINDS = frozenset(
+    """
+    hackathon hackathons jam jams competition competitions contest contests conference
+    conferences festival festivals expo expos summit summits meetup meetups convention
+    conventions championship championships tournament tournaments
+    """.split()  # noqa: SIM905
+)
+
 
 @dataclass(frozen=True, slots=True)
 class NoteFacts:
@@ -211,9 +222,19 @@ class NoteFacts:
         return self.is_product and not self.product_page and self.kind in ORG_KINDS
 
     @property
+    def is_event(self) -> bool:
+        """The subject is an event: a topic page whose description says it is one ("an
+        annual game jam", :data:`EVENT_KINDS`).
+
+        >>> NoteFacts(subject="Game Off", is_product=True, kind="jam").is_event
+        True
+        """
+        return self.is_product and not self.product_page and self.kind in EVENT_KINDS
+
+    @property
     def subject_type(self) -> str:
-        """The entity type of a named subject: ``ORG`` or ``PRODUCT``."""
-        return "ORG" if self.is_org else "PRODUCT"
+        """The entity type of a named subject: ``ORG``, ``EVENT`` or ``PRODUCT``."""
+        return "ORG" if self.is_org else ("EVENT" if self.is_event else "PRODUCT")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -268,11 +289,46 @@ class NoteFacts:
             return cls()
 
 
+#: The first words of what a description says its subject is ("X is an annual game
+#: jam ...", "A global, summer hackathon that ...").
+_WHAT_IT_IS = re.compile(
+    r"^(?:.{1,80}?\s(?:is|are|was)\s+(?:an?|the|one of the)\s+|(?:an?)\s+)((?:\S+\s*){1,9})",
+    re.IGNORECASE,
+)
+
+
+def _event_kind(doc: SourceDocument) -> str:
+    """The event noun heading what the description says the subject is ("an annual
+    game jam celebrating open source": jam), or '': the last noun of its phrase, not
+    a word in front of another ("an esports tournament organizer")."""
+    found = _WHAT_IT_IS.match(" ".join(description(doc).split()))
+    words = [w.strip(".,;:()").casefold() for w in found.group(1).split()] if found else []
+    for i, word in enumerate(words[:8]):
+        after = words[i + 1] if i + 1 < len(words) else ""
+        if word in EVENT_KINDS and (
+            not after or after in _AFTER_A_KIND or after.endswith("ing") or after in _EVENTS
+        ):
+            return word
+    return ""
+
+
+#: Words of an event besides its kinds, after a kind ("Game Jam events").
+_EVENTS = EVENT_KINDS | {"event", "events"}
+#: Words that end a description's noun phrase after its head ("a hackathon that ...").
+_AFTER_A_KIND = frozenset(
+    "that which where for in held of with to and organized organised run hosted since".split()  # noqa: SIM905
+)
+
+
 def _kind(doc: SourceDocument, subject: str | None) -> str:
     """What the note says its subject is (:func:`~extraction.notes.card.subject_kind`);
-    where its description says nothing of it, an organisation's kind its body's first
-    paragraph gives ("NVIDIA Corporation is a company that ..."): only that, as a
-    product's kind there is as often a word of a longer phrase."""
+    an event's noun where the description names one among its first words (the phrase
+    may run on: "an annual game jam celebrating open source"); where its description
+    says nothing of it, an organisation's kind its body's first paragraph gives
+    ("NVIDIA Corporation is a company that ..."): only that, as a product's kind there
+    is as often a word of a longer phrase."""
+    if event := _event_kind(doc):
+        return event
     kind = subject_kind(doc)
     if not kind and subject and (opening := opening_kind(doc, subject)) in ORG_KINDS:
         return opening

@@ -609,6 +609,36 @@ def test_related_slugs_no_note_is_become_relationships_with_their_own_provenance
     assert {e.name: e.type for e in graph.entities}["JXON"] == "PRODUCT"
 
 
+def test_a_topic_page_about_an_event_is_an_event_with_its_organiser_and_relations() -> None:
+    """ "Game Off is an annual game jam celebrating open source": an EVENT, its
+    created_by organising it (PRODUCES) and its related events related; an organiser of
+    tournaments is no tournament."""
+    jam = doc(
+        "Lee_Reilly",
+        "topic-game-off.md",
+        b"---\ndisplay_name: Game Off\ncreated_by: Lee Reilly\nrelated: jxon\n"
+        b"short_description: Game Off is an annual game jam celebrating open source.\n"
+        b"topic: game-off\n---\nGame Off is a month-long game jam.\n",
+    )
+    organiser = doc(
+        "Riot",
+        "topic-riot.md",
+        b"---\ndisplay_name: Riot\ncreated_by: Brandon Beck\nshort_description: Riot is"
+        b" an American game developer and esports tournament organizer.\n---\nRiot.\n",
+    )
+    facts = note_facts(jam)
+    assert (facts.is_event, facts.subject_type) == (True, "EVENT")
+    assert note_facts(organiser).subject_type == "PRODUCT"
+    row = replace(_row("Game Off is a month-long game jam.", [], []), path=jam.path)
+    graph = _graph([jam], [row], "Lee Reilly")
+    assert {e.name: e.type for e in graph.entities}["Game Off"] == "EVENT"
+    edges = _edges(graph)
+    assert ("Lee Reilly", "PRODUCES", "Game Off") in edges
+    assert {frozenset((a, b)) for a, r, b in edges if r == "RELATED_TO"} == {
+        frozenset(("Game Off", "JXON"))
+    }
+
+
 def test_a_related_slug_naming_the_maker_relates_it_besides_the_making() -> None:
     """ "related: jxon-labs" on a page JXON Labs made: related as a slug that is a note
     of the corpus would be, besides PRODUCES (the subject itself stays out)."""
