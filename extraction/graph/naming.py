@@ -505,7 +505,11 @@ def settle_names(
             for k in members:
                 total.update(votes.get(k, Counter()))
             type_ = max(total, key=lambda t: (total[t], t)) if total else "ORG"
-            if type_ != "PRODUCT" and _named_after(best, products, owners):
+            if (
+                type_ != "PRODUCT"
+                and _named_after(best, products, owners)
+                and best.split()[-1] not in _BODY_HEADS
+            ):
                 type_ = "PRODUCT"
             elif type_ == "PERSON" and has_org_word(best):
                 type_ = "ORG"  # "Container Platform" is nobody's name
@@ -517,6 +521,14 @@ def settle_names(
         for m in named
     ]
     return mentions, settled, corpus_keys
+
+
+#: Last words of a body of people named after a product ("Adoptium Working Group",
+#: "Ant PMC"): an organisation, not the product's part. Not "community", an edition's
+#: word as often ("Visual Studio Community").
+_BODY_HEADS = frozenset(
+    "group club team committee council pmc consortium association society".split()
+)
 
 
 def _headed_by(name: str, word: str, owners: AbstractSet[str]) -> bool:

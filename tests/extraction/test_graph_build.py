@@ -701,3 +701,28 @@ def test_a_release_phrase_is_no_entity_as_a_mention_or_a_relationship_end() -> N
     graph = one_chunk_graph(result, text)
     assert [e.name for e in graph.entities if e.type == "PRODUCT"] == ["Windows Server"]
     assert not [r for r in graph.relationships if r.type == "BASED_ON"]
+
+
+def test_a_body_named_after_a_product_is_an_organisation_and_an_edition_a_product() -> None:
+    """The model's organisation "Windows Forms" (a product's name and more words) is a
+    product; its "Windows Working Group" and "Windows PMC" are bodies of people."""
+    text = (
+        "Windows ships Windows Forms. The Windows Working Group and the Windows PMC "
+        "meet. Windows Forms, the Windows Working Group and the Windows PMC again."
+    )
+
+    def both(name: str) -> list[EntityMention]:
+        starts = [i for i in range(len(text)) if text.startswith(name, i)][:2]
+        return [EntityMention(name, "ORG", k, k + len(name), name, "ner") for k in starts]
+
+    result = ExtractionResult(
+        entities=(
+            mention("Windows", text, "PRODUCT", "ruler"),
+            *both("Windows Forms"),
+            *both("Windows Working Group"),
+            *both("Windows PMC"),
+        ),
+    )
+    types = {e.name: e.type for e in one_chunk_graph(result, text).entities}
+    assert types["Windows Forms"] == "PRODUCT"
+    assert (types["Windows Working Group"], types["Windows PMC"]) == ("ORG", "ORG")
