@@ -527,7 +527,7 @@ def settle_names(
 #: "Ant PMC"): an organisation, not the product's part. Not "community", an edition's
 #: word as often ("Visual Studio Community").
 _BODY_HEADS = frozenset(
-    "group club team committee council pmc consortium association society".split()
+    "group club team committee council pmc consortium association society".split()  # noqa: SIM905
 )
 
 
