@@ -165,7 +165,7 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     ("SUPPORTS", "pattern:support", "*", "*"): 0.45,  # 13/13
     # fewer than 20 judged, all right: under 0.5 (2026-11-27)
     ("BASED_ON", "pattern:extends", "*", "*"): 0.45,  # 3/3
-    ("RELATED_TO", "pattern:part_of", "*", "*"): 0.45,  # 16/16 sampled (2026-11-29)
+    ("RELATED_TO", "pattern:part_of", "*", "*"): 0.45,  # 17/17 sampled (2026-11-29)
     ("RELATED_TO", "pattern:made_for", "*", "*"): 0.45,  # 25/25 on the corpus (2 of them gold)
     # works_with: 11/11 (2 of them gold); "Y-compatible" and "implements Y" (2026-11-29)
     # found 15 more over the corpus, 14 right (the wrong end was a heading run into the
@@ -175,7 +175,7 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     ("RELATED_TO", "pattern:line_of", "*", "*"): 0.45,  # 2/2 (2026-11-29)
     # successor: "the successor of / replacement for Y", "X replaces Y"; the labels read
     # each of the corpus's 9 such statements outside "drop-in replacement" as RELATED_TO
-    ("RELATED_TO", "pattern:successor", "*", "*"): 0.45,  # 1/1 sampled (2026-11-29)
+    ("RELATED_TO", "pattern:successor", "*", "*"): 0.45,  # 2/2 sampled (2026-11-29)
     # certified: "certified using the Java Compatibility Kit", "pass the AQAvit ...
     # suite": the corpus's Java builds say so (2026-11-29), each labelled RELATED_TO
     ("RELATED_TO", "pattern:certified", "*", "*"): 0.45,  # 5/5 sampled
