@@ -304,6 +304,8 @@ def _event_kind(doc: SourceDocument) -> str:
     found = _WHAT_IT_IS.match(" ".join(description(doc).split()))
     words = [w.strip(".,;:()").casefold() for w in found.group(1).split()] if found else []
     for i, word in enumerate(words[:8]):
+        if word in _PHRASE_ENDS:
+            return ""  # past its head: "a platform for hackathons" is no event
         after = words[i + 1] if i + 1 < len(words) else ""
         if word in EVENT_KINDS and (
             not after or after in _AFTER_A_KIND or after.endswith("ing") or after in _EVENTS
@@ -312,6 +314,8 @@ def _event_kind(doc: SourceDocument) -> str:
     return ""
 
 
+#: Words that end the phrase saying what the subject is, before any event noun.
+_PHRASE_ENDS = frozenset(["that", "which", "where", "for", "of", "with", "to", "in", "by"])
 #: Words of an event besides its kinds, after a kind ("Game Jam events").
 _EVENTS = EVENT_KINDS | {"event", "events"}
 #: Words that end a description's noun phrase after its head ("a hackathon that ...").

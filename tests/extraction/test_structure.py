@@ -629,6 +629,13 @@ def test_a_topic_page_about_an_event_is_an_event_with_its_organiser_and_relation
     facts = note_facts(jam)
     assert (facts.is_event, facts.subject_type) == (True, "EVENT")
     assert note_facts(organiser).subject_type == "PRODUCT"
+    platform = doc(
+        "Devpost",
+        "topic-devpost.md",
+        b"---\ndisplay_name: Devpost\ncreated_by: Devpost\nshort_description: Devpost is a"
+        b" platform for hackathons.\n---\nDevpost.\n",
+    )
+    assert note_facts(platform).subject_type == "PRODUCT"
     row = replace(_row("Game Off is a month-long game jam.", [], []), path=jam.path)
     graph = _graph([jam], [row], "Lee Reilly")
     assert {e.name: e.type for e in graph.entities}["Game Off"] == "EVENT"
