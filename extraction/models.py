@@ -85,6 +85,15 @@ class RelationMention:
 #: for JavaScript).
 NAMED_KIND_OWNED = "named kind"
 
+#: The prose rules of :mod:`extraction.nlp.relation_patterns` that relate two products
+#: ("part of the Elastic Stack", "made for Kubernetes", "uses Y", "supports Y", "the
+#: successor of Y", "certified using Y"). Their slot also takes a name the small model
+#: reads as a place ("the Elastic Stack"); the graph keeps their evidence only where
+#: both ends settle as products (extraction.graph.build).
+PRODUCT_PAIR_RULES = frozenset(
+    ["part_of", "made_for", "uses", "supports_product", "successor", "certified"]
+)
+
 
 @dataclass(frozen=True, slots=True)
 class ExtractionResult:

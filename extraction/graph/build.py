@@ -64,14 +64,19 @@ from extraction.graph.note_edges import (
     slug_mentions,
 )
 from extraction.graph.resolve import Resolution, resolve_entities
-from extraction.models import NAMED_KIND_OWNED, EntityMention, RelationMention
+from extraction.models import (
+    NAMED_KIND_OWNED,
+    PRODUCT_PAIR_RULES,
+    EntityMention,
+    RelationMention,
+)
 from extraction.names import display_form, guess_vendor_type, has_org_word
 from extraction.notes.words import plural_noun
 
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "125"
+GRAPH_VERSION = "126"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -389,6 +394,12 @@ def _release_phrase(name: str) -> bool:
     return len(words) > 1 and words[-1].casefold() in _RELEASE_HEADS
 
 
+def _undeclared_release_phrase(name: str, label: str, namer: Namer) -> bool:
+    """:func:`_release_phrase`, unless the words name a product the corpus declares
+    ("Ansible Releases"): no entity, as a mention or as a relationship's end."""
+    return _release_phrase(name) and not namer.canonical(name, label)[2]
+
+
 #: A sentence's end inside a span ("Mac OS X. Starting"), not a dotted abbreviation's
 #: ("U.S. Department of Defense").
 _SENTENCE_END = re.compile(r"(?<![A-Z]\.[A-Z])\.\s+\S")
@@ -436,10 +447,8 @@ def _prose_mentions(rows: Sequence[VendorChunkExtraction], namer: Namer) -> list
                 continue
             if found.text.islower() and (gazetteer is None or gazetteer.lookup(found.text) is None):
                 continue  # names are capitalised; a lower-case word is a common noun
-            if (
-                found.source == "ner"
-                and _release_phrase(found.canonical)
-                and not namer.canonical(found.canonical, found.label)[2]
+            if found.source == "ner" and _undeclared_release_phrase(
+                found.canonical, found.label, namer
             ):
                 # "Long Term Support Branch", "Oracle Lifetime Support Policy", "Windows
                 # Server Annual Channel", "Azure Standard Support End Date"
@@ -794,19 +803,10 @@ POSS = "pattern:poss"
 VENDOR_POSS_CONFIDENCE = 0.45
 #: The prose rule of "part of / a project of" an organisation.
 PART_OF_ORG = "pattern:project_of"
-#: Prose rules that relate two products ("part of the Elastic Stack", "made for
-#: Kubernetes", "uses Y", "supports Y"): their evidence counts only where both ends
-#: settled as products (the chunk reader lets the model's places through to them).
-PRODUCT_ENDS = frozenset(
-    [
-        "pattern:part_of",
-        "pattern:made_for",
-        "pattern:uses",
-        "pattern:supports_product",
-        "pattern:successor",
-        "pattern:certified",
-    ]
-)
+#: The methods of the prose rules that relate two products
+#: (:data:`~extraction.models.PRODUCT_PAIR_RULES`): their evidence counts only where
+#: both ends settled as products.
+PRODUCT_ENDS = frozenset(f"pattern:{rule}" for rule in PRODUCT_PAIR_RULES)
 
 
 def _kept_relationships(
@@ -1014,7 +1014,7 @@ def _add_edge(
     ):
         return
     if any(
-        _release_phrase(end) and not entity_for.namer.canonical(end, label)[2]
+        _undeclared_release_phrase(end, label, entity_for.namer)
         for end, label in ((edge.source, edge.source_label), (edge.target, edge.target_label))
         if end != VENDOR
     ):

@@ -556,12 +556,7 @@ def _capitalised_subject(doc: Doc, context: ExtractionContext) -> list[_Candidat
     if not subject or not subject.islower() or (subject, "PRODUCT") not in context.known_entities:
         return []
     words = (subject[:1].upper() + subject[1:]).split()
-    n = len(words)
-    return [
-        _Candidate(i, i + n, "PRODUCT", "ruler", 2)
-        for i in range(len(doc) - n + 1)
-        if all(doc[i + k].text == words[k] for k in range(n))
-    ]
+    return [_Candidate(i, i + len(words), "PRODUCT", "ruler", 2) for i in _runs(doc, words)]
 
 
 def _subject_without_vendor(doc: Doc, context: ExtractionContext) -> list[_Candidate]:
@@ -579,10 +574,17 @@ def _subject_without_vendor(doc: Doc, context: ExtractionContext) -> list[_Candi
     n = len(words)
     return [
         _Candidate(i, i + n, "PRODUCT", "ruler", 1)
-        for i in range(len(doc) - n + 1)
-        if all(doc[i + k].text == words[k] for k in range(n))
+        for i in _runs(doc, words)
         # not the start of a longer name ("Exchange Server build numbers")
-        and not (i + n < len(doc) and doc[i + n].text[:1].isupper())
+        if not (i + n < len(doc) and doc[i + n].text[:1].isupper())
+    ]
+
+
+def _runs(doc: Doc, words: list[str]) -> list[int]:
+    """Where ``words`` stand in ``doc`` as tokens, written exactly so."""
+    n = len(words)
+    return [
+        i for i in range(len(doc) - n + 1) if all(doc[i + k].text == words[k] for k in range(n))
     ]
 
 

@@ -122,7 +122,7 @@ from dataclasses import dataclass
 
 from spacy.tokens import Doc, Span, Token
 
-from extraction.models import NAMED_KIND_OWNED
+from extraction.models import NAMED_KIND_OWNED, PRODUCT_PAIR_RULES
 from extraction.names import has_org_word
 from extraction.nlp.coref import Mention
 from extraction.nlp.pattern_ends import (
@@ -400,11 +400,11 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         # the small model reads a test kit as an organisation as often as a place; the
         # graph keeps the edge only where both ends settle as products
         targets = [m for m in targets if not m.pronoun and m.label != "PERSON"]
-    elif rule in ("part_of", "made_for", "uses", "supports_product", "successor"):
+    elif rule in PRODUCT_PAIR_RULES:
         # part of a product; part of an organisation is who makes it (project_of); made
         # for a product, not for a company; a product used. The small model often reads a
         # product's name as a place ("part of the Elastic Stack"): the graph keeps such an
-        # edge only where the name settles as a product (graph.build.PRODUCT_ENDS)
+        # edge only where the name settles as a product
         targets = [m for m in targets if m.label in ("PRODUCT", "LOCATION")]
     if rule == "works_with" and "tgt" in at:
         # an organisation is worked with where the slot names it ("inspired by Twitter"),

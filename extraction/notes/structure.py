@@ -544,12 +544,13 @@ def written_as_concept(subject: str, body: str) -> bool:
 _ENGLISH_ZIPF = 3.0
 
 
-def _other_names(subject: str, doc: SourceDocument) -> tuple[str, ...]:
+def _other_names(subject: str, doc: SourceDocument, prose: str) -> tuple[str, ...]:
     """The other names the note's description gives its subject, and those its own
     first paragraph gives where it opens with the subject ("Azure DevOps (formerly Team
-    Foundation Server (TFS) and ...)", under a description field that gives none)."""
+    Foundation Server (TFS) and ...)", under a description field that gives none);
+    ``prose`` is the note's own text (:func:`_prose`)."""
     names = description_names(subject, description(doc))
-    names += description_names(subject, first_paragraph(_prose(doc)), opens_with_subject=True)
+    names += description_names(subject, first_paragraph(prose), opens_with_subject=True)
     return _unique(names)
 
 
@@ -613,6 +614,7 @@ def support_offers(text: str) -> tuple[SupportOffer, ...]:
 def note_facts(doc: SourceDocument) -> NoteFacts:
     """The facts of one note's front matter and links (pure, never raises)."""
     meta = doc.metadata
+    prose = _prose(doc)
     problems: list[str] = []
     subject, field = None, ""
     for key in ("title", "display_name"):
@@ -667,10 +669,10 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
             unique_links.append(link)
     is_product = (
         bool(subject)
-        and _subject_is_product(meta, subject or "", _prose(doc))
+        and _subject_is_product(meta, subject or "", prose)
         and (
             meta.get("document_type") == "end-of-life"
-            or not written_as_concept(subject or "", _prose(doc))
+            or not written_as_concept(subject or "", prose)
         )
     )
     written, lowered = name_words(doc.body)
@@ -686,10 +688,10 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
         tags=_unique(t.lower() for t in _words(meta.get("tags")) if len(t) <= 100),
         problems=tuple(problems),
         product_page=meta.get("document_type") == "end-of-life",
-        support_offers=support_offers(_prose(doc)),
+        support_offers=support_offers(prose),
         kind=_kind(doc, subject),
         slug=slugs[0] if own_slug else "",
-        names=_other_names(subject, doc) if subject and is_product else (),
+        names=_other_names(subject, doc, prose) if subject and is_product else (),
         written=written,
         lowered=lowered,
     )
