@@ -76,7 +76,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "126"
+GRAPH_VERSION = "127"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -787,6 +787,9 @@ NAMED_KIND = "pattern:kind_of"
 #: The prose rule of "a PHP HTTP client", and the kinds of what a product speaks.
 SPEAKS = "pattern:speaks"
 PROTOCOL_KINDS = frozenset(["protocol", "standard", "format", "specification"])
+#: The prose rule of "a JavaScript engine", and the kinds of what an engine runs.
+ENGINE_OF = "pattern:engine_of"
+RUN_KINDS = PROTOCOL_KINDS | frozenset(["language"])
 #: The prose rule of "a toolkit to build applications with Y".
 BUILD_WITH = "pattern:build_with"
 #: Kinds of product (what their notes say they are) that a framework or library
@@ -1027,6 +1030,9 @@ def _add_edge(
     if edge.method == SPEAKS and entity_for.namer.kind(edge.target) not in PROTOCOL_KINDS:
         # "a PHP HTTP client" speaks HTTP; "a Node.js web framework" is kind_of's, and
         # "a PHP web framework" is only written in PHP
+        return
+    if edge.method == ENGINE_OF and entity_for.namer.kind(edge.target) not in RUN_KINDS:
+        # "a JavaScript engine" runs JavaScript; "a MySQL storage engine" is MySQL's part
         return
     if edge.method == BUILD_WITH and not entity_for.namer.kind(edge.target):
         # "a toolkit to build desktop applications with Java" is a Java toolkit, built on

@@ -67,6 +67,13 @@ SPEAKER_NOUNS = frozenset(
     library parser environment implementation
     """.split()  # noqa: SIM905
 )
+#: Nouns of a group of things, in "a suite of shippers for Y": what the group is for.
+GROUP_NOUNS = frozenset(["suite", "set", "collection", "family", "range", "series"])
+#: Nouns of what runs a language or a format named in front of it ("a JavaScript and
+#: WebAssembly engine", "a JavaScript runtime"): related to what it runs, not built on it.
+ENGINE_NOUNS = frozenset(
+    ["engine", "engines", "runtime", "runtimes", "interpreter", "interpreters"]
+)
 #: An operating system named after the system it is made on ("a proprietary Unix
 #: operating system", "an open source Linux container host"): the noun and the word
 #: that makes it a system of that kind.
@@ -157,7 +164,7 @@ GENERIC = frozenset(
     partners partner initiative program programme providers provider team community systems
     system servers server services service specification standard standards stack ecosystem
     architecture kernel jvm software protocol protocols product products specifications apis
-    infrastructure database databases instances formats format
+    infrastructure database databases instances formats format templates template
     """.split()  # noqa: SIM905
 )
 EMBED = frozenset(["embeds", "embed", "embedding", "embedded", "bundles", "bundling"])
@@ -169,7 +176,7 @@ COMPRISE = frozenset(["comprising", "comprises", "comprise"])
 WITH_WORDS = frozenset(
     """
     integrates integrate integrated integrating integration interoperates interoperate
-    compatible compatibility works work working packaged shipped ships bundled
+    compatible compatibility works work working packaged shipped ships bundled included
     """.split()  # noqa: SIM905
 )
 #: "X extends Y", "an extension to Y".
@@ -353,6 +360,16 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
             [  # "a PHP HTTP client", "an open source MQTT broker": what X speaks (only a
                 # protocol, standard or format the corpus declares: extraction.graph.build)
                 _trigger({**_any(SPEAKER_NOUNS), "DEP": {"IN": ["attr", "appos", "oprd"]}}),
+                _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
+            ],
+        ],
+    ),
+    "engine_of": (
+        "RELATED_TO",
+        [
+            [  # "V8 is Google's JavaScript and WebAssembly engine": what X runs (only a
+                # language or a format the corpus declares: extraction.graph.build)
+                _trigger({**_any(ENGINE_NOUNS), "DEP": {"IN": ["attr", "appos", "oprd"]}}),
                 _node("trigger", ">", "tgt", {"DEP": {"IN": ["compound", "nmod"]}}),
             ],
         ],
@@ -673,6 +690,18 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                         "DEP": {"IN": ["attr", "appos"]},
                         "LOWER": {"NOT_IN": ["support", "need"]},
                     },
+                ),
+                _node("trigger", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "Beats are a suite of lightweight shippers for Elasticsearch and Logstash"
+                _trigger({"LOWER": "for", "DEP": "prep"}),
+                _node("trigger", "<", "kind", {"POS": "NOUN", "DEP": "pobj"}),
+                _node("kind", "<", "of", _prep(["of"])),
+                _node(
+                    "of",
+                    "<",
+                    "group",
+                    {"DEP": {"IN": ["attr", "appos"]}, "LOWER": {"IN": sorted(GROUP_NOUNS)}},
                 ),
                 _node("trigger", ">", "tgt", {"DEP": "pobj"}),
             ],

@@ -216,7 +216,9 @@ def find_pattern_relations(
 FALLBACK_RULES = frozenset(["kind_of"])
 #: Rules that find a pair only where no other rule finds it of any type ("a
 #: controller for Kubernetes" is for_noun's BASED_ON, not also made_for's RELATED_TO).
-PAIR_FALLBACK_RULES = frozenset(["made_for", "uses", "supports_product", "speaks", "line_of"])
+PAIR_FALLBACK_RULES = frozenset(
+    ["made_for", "uses", "supports_product", "speaks", "engine_of", "line_of"]
+)
 
 
 def _matches(doc: Doc) -> Iterator[tuple[int, list[int]]]:
@@ -293,14 +295,25 @@ def slot_typed_spans(found: Sequence[PatternFound]) -> dict[tuple[int, int], str
     return out
 
 
+#: Rules relating X to every name in front of what X is ("a PHP JSON client", "a
+#: JavaScript and WebAssembly engine", "a line of Android phones").
+NAMED_AFTER_RULES = ("speaks", "engine_of", "line_of")
+
+
 def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[PatternFound]:
     trigger = at["trigger"]
-    if rule in ("kind_of", "speaks", "line_of") or (rule == "base_noun" and "prep" not in at):
+    if rule in (*NAMED_AFTER_RULES, "kind_of") or (rule == "base_noun" and "prep" not in at):
         # "a Linux distribution": the product the derived thing is named after (not an
         # organisation the notes declare: "a Red Hat build" is Red Hat's, not based on it)
+        # what a client speaks or an engine runs may be a list ("a JavaScript and
+        # WebAssembly engine"); what a thing is named after is one name
+        heads = [at["tgt"]]
+        if rule in NAMED_AFTER_RULES:
+            heads += list(conjuncts(at["tgt"]))
         named = [
             m
-            for t in modifier_words(at["tgt"])
+            for head in heads
+            for t in modifier_words(head)
             if (m := ends.at(t)) is not None
             and not m.pronoun
             and (m.label == "PRODUCT" or (m.span.kb_id_ == "ner" and rule != "line_of"))
@@ -308,7 +321,7 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         if not named:
             return
         # what X is named after is its first modifier; what it speaks, any of them
-        bases = named if rule in ("speaks", "line_of") else [min(named, key=lambda m: m.span.start)]
+        bases = named if rule in NAMED_AFTER_RULES else [min(named, key=lambda m: m.span.start)]
         for s in ends.about(trigger, True):
             for base in bases:
                 if s.span.start != base.span.start:

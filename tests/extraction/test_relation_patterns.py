@@ -30,6 +30,7 @@ PRODUCTS = [
     *["Amazon DocumentDB", "MongoDB", "Mastodon", "ActivityPub", "WebFinger"],
     *["MySQL", "MariaDB", "Avalonia", "Windows", "SQL", "Oracle Database", "F#", ".NET"],
     *["WebKit", "Firefox", "Android", "iOS", "ChromeOS", "Oracle JDK", "Docker"],
+    *["Beats", "Logstash", "Handlebars", "Mustache", "WebAssembly"],
 ]
 MAKERS = [
     "Netflix",
@@ -199,6 +200,18 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             "made_for",
         ),
         (
+            "Beats are a suite of lightweight shippers for Elasticsearch and Logstash.",
+            None,
+            ("Beats", "Logstash"),
+            "made_for",
+        ),
+        (
+            "Handlebars is largely compatible with Mustache templates.",
+            None,
+            ("Handlebars", "Mustache"),
+            "works_with",
+        ),
+        (
             "Avalonia supports Windows, Linux and macOS.",
             None,
             ("Avalonia", "Linux"),
@@ -267,6 +280,17 @@ def test_what_a_client_or_server_is_named_after_is_what_it_speaks(extractor: Ext
     # none where another rule relates the pair ("a Node.js web framework" is kind_of's)
     found = _found(extractor, "Docker is a Node.js web framework.")
     assert {f[3] for f in found} == {"pattern:kind_of"}
+
+
+def test_what_an_engine_is_named_after_is_what_it_runs(extractor: Extractor) -> None:
+    text = "V8 is Google's open source high-performance JavaScript and WebAssembly engine."
+    found = _found(extractor, text)
+    # each name of the list (the graph keeps languages, protocols and formats only)
+    runs = {("V8", "RELATED_TO", n, "pattern:engine_of") for n in ("JavaScript", "WebAssembly")}
+    assert runs <= found, found
+    # an engine the sentence only mentions is not what the subject is
+    found = _found(extractor, "Docker was first built on a JavaScript engine.")
+    assert not [f for f in found if f[3] == "pattern:engine_of"], found
 
 
 def test_made_at_a_time_or_a_place_names_no_maker(extractor: Extractor) -> None:

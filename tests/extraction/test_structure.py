@@ -1382,6 +1382,25 @@ def test_what_a_product_speaks_is_kept_only_for_a_protocol_or_a_format() -> None
     assert {(s, t) for s, r, t in _edges(graph) if r == "RELATED_TO"} == {("Guzzle", "JSON")}
 
 
+def test_what_an_engine_runs_is_kept_only_for_a_language_or_a_format() -> None:
+    def topic(name: str, text: str) -> bytes:
+        return f"---\ndisplay_name: {name}\ncreated_by: Ann Lee\n---\n{name} {text}\n".encode()
+
+    docs = [
+        doc("Ann_Lee", "topic-lua.md", topic("Lua", "is a scripting language.")),
+        doc("Ann_Lee", "topic-mysql.md", topic("MySQL", "is a relational database.")),
+    ]
+    g = gazetteer_of(docs)
+    text = "LuaJIT is a Lua engine. InnoDB is a MySQL engine."
+    runs = [
+        _rel(s, "PRODUCT", "RELATED_TO", t, "PRODUCT", 0.45, "pattern:engine_of")
+        for s, t in (("LuaJIT", "Lua"), ("InnoDB", "MySQL"))
+    ]
+    names = [(n, "PRODUCT", "ruler") for n in ("LuaJIT", "Lua", "InnoDB", "MySQL")]
+    graph = build_vendor_graph([_row(text, names, runs)], gazetteer=g, vendor="Ann Lee")
+    assert {(s, t) for s, r, t in _edges(graph) if r == "RELATED_TO"} == {("LuaJIT", "Lua")}
+
+
 def test_a_brand_or_the_vendor_in_front_and_the_short_name_are_one_product() -> None:
     """ "Apache Kafka" (made by the Apache Software Foundation) and "Kafka" in Amazon's
     notes are one; so are "Amazon Aurora" and the "Aurora" the model took for a person;
