@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from wordfreq import zipf_frequency
 
+from extraction.lexicon import is_vocabulary
 from extraction.names import (
     camel_word,
     display_form,
@@ -62,6 +63,24 @@ class Hit:
     end: int
     surface: str
     entry: Entry
+
+
+#: Code in a note's text: a fenced block, an indented line or an inline span.
+_CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|^(?: {4}|\t).*$|`[^`\n]*`", re.S | re.M)
+
+
+def _lower_case_ok(surface: str, entry: Entry) -> bool:
+    """Whether a product's one-word name may be found written all in lower case: a
+    name with a capital, of three letters or more, that English hardly has as a word
+    ("Lua", "Vim", "Nginx"; not "Rust", "Go", "Swift" or "Python") and that is not
+    vocabulary of the trade ("API")."""
+    return (
+        entry.type == "PRODUCT"
+        and re.fullmatch(r"[A-Za-z][a-z]{2,}", surface) is not None
+        and surface != surface.lower()
+        and rare_word(surface)
+        and not is_vocabulary(surface)
+    )
 
 
 def _case_variant_ok(surface: str) -> bool:
@@ -306,6 +325,13 @@ class Gazetteer:
                     self._folded.setdefault(folded[0], []).append((folded, surface))
         for options in (*self._starts.values(), *self._folded.values()):
             options.sort(key=lambda o: -len(o[0]))
+        # one-word product names written all in lower case in prose ("based on lua",
+        # "a distribution of the vim editor"): only a word English hardly has
+        self._lowered: dict[str, str] = {
+            surface.lower(): surface
+            for surface in (surfaces if searchable is None else searchable)
+            if _lower_case_ok(surface, surfaces[surface])
+        }
 
     @classmethod
     def build(cls, notes: Iterable[tuple[str, NoteFacts]], vendors: Iterable[str]) -> Gazetteer:
@@ -532,6 +558,8 @@ class Gazetteer:
         sentence or a list item is skipped (it may be the common word)."""
         hits: list[Hit] = []
         tokens = [(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        # code spans, where a name in lower case is a command or a path
+        code = [m.span() for m in _CODE.finditer(text)] if self._lowered else []
         i = 0
         while i < len(tokens):
             options = self._starts.get(tokens[i][0])
@@ -548,6 +576,8 @@ class Gazetteer:
                         break
             if matched is None:
                 matched = self._case_variant(text, tokens, i)
+            if matched is None and (lowered := self._lower_case(text, tokens, i, code)):
+                matched = (1, lowered)
             if matched is None:
                 i += 1
                 continue
@@ -563,6 +593,22 @@ class Gazetteer:
             else:
                 i += 1
         return hits
+
+    def _lower_case(
+        self,
+        text: str,
+        tokens: list[tuple[str, int, int]],
+        i: int,
+        code: list[tuple[int, int]],
+    ) -> str | None:
+        """A one-word product name written in lower case in prose ("based on lua"):
+        the name, or None (not a word of code, a command or a path: "`lua`", "vim
+        file.txt" in a fenced block, "main.lua")."""
+        word, start, _ = tokens[i]
+        surface = self._lowered.get(word) if word.islower() else None
+        if surface is None or any(a <= start < b for a, b in code):
+            return None
+        return surface
 
     def _case_variant(
         self, text: str, tokens: list[tuple[str, int, int]], i: int

@@ -164,7 +164,8 @@ GENERIC = frozenset(
     partners partner initiative program programme providers provider team community systems
     system servers server services service specification standard standards stack ecosystem
     architecture kernel jvm software protocol protocols product products specifications apis
-    infrastructure database databases instances formats format templates template
+    infrastructure database databases instances formats format templates template editor
+    editors
     """.split()  # noqa: SIM905
 )
 EMBED = frozenset(["embeds", "embed", "embedding", "embedded", "bundles", "bundling"])

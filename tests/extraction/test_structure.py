@@ -217,6 +217,23 @@ def test_the_gazetteer_types_names_by_their_notes_and_finds_them_in_text() -> No
     assert g.digest() == gazetteer().digest()
 
 
+def test_a_one_word_name_english_hardly_has_is_found_in_lower_case_outside_code() -> None:
+    def topic(name: str, slug: str) -> Any:
+        data = f"---\ndisplay_name: {name}\ncreated_by: Ann Lee\n---\n{name} is a tool.\n"
+        return doc("Ann_Lee", f"topic-{slug}.md", data.encode())
+
+    g = gazetteer_of([topic("Lua", "lua"), topic("Rust", "rust"), topic("Vim", "vim")])
+    text = (
+        "A build utility based on lua, for the vim editor; rust never.\n"
+        "Run `lua main.lua` or:\n\n```\nvim file.txt\n```\n\n    lua script\n"
+    )
+    found = [(text[h.start : h.end], h.surface, h.start) for h in g.find(text)]
+    # in prose, a rare word is the name ("lua", "vim"); an English word is not ("rust")
+    assert [(w, s) for w, s, _ in found] == [("lua", "Lua"), ("vim", "Vim")]
+    # never in code: inline, fenced or indented, nor a file's name
+    assert all(start < text.index("Run") for _, _, start in found)
+
+
 def test_the_gazetteer_finds_a_name_written_in_another_case_and_seeds_it_as_written() -> None:
     g = gazetteer()
     text = "It uses Redux with Javascript, REDUX and Red hat; not javascript or red hat."
