@@ -38,7 +38,10 @@ class Ends:
         k = self.owner[tok.i]
         if k >= 0:
             return self.named[k]
-        if self.subject and tok.dep_ in ("nsubj", "nsubjpass") and _stands_for_subject(tok):
+        if self.subject and (
+            (tok.dep_ in ("nsubj", "nsubjpass") and _stands_for_subject(tok))
+            or (tok.dep_ in ("pobj", "dobj") and _names_subject(tok))
+        ):
             return Mention(self.doc[tok.i : tok.i + 1], "PRODUCT", self.subject, pronoun=True)
         if guessed and (g := self.guessed_owner[tok.i]) >= 0:
             m = self.guessed[g]
@@ -373,6 +376,20 @@ def _stands_for_subject(tok: Token) -> bool:
     )
 
 
+def _names_subject(tok: Token) -> bool:
+    """An object that, in a note about a product, is that product: "the" and a word
+    for what the product is, alone ("Microsoft Edge and Opera are based on the code",
+    "Google uses the code to make its Chrome web browser"); not "it", which an object
+    is as often of another thing the sentence names."""
+    return (
+        tok.pos_ == "NOUN"
+        and tok.lower_ in SUBJECT_NOUNS | CODE_NOUNS
+        and [(c.dep_, c.lower_) for c in tok.children] == [("det", "the")]
+    )
+
+
+#: Words for a product's code, which stand for it as "the code".
+CODE_NOUNS = frozenset(["code", "codebase"])
 #: Determiners that make a word for a product's releases stand for all of them.
 _EVERY = frozenset(["each", "every", "all"])
 

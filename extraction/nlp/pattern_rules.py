@@ -118,6 +118,8 @@ USE_AS_NOUNS = frozenset(
     """.split()  # noqa: SIM905
 )
 USE = frozenset(["uses", "use", "used", "using", "deploys", "deploying", "deploy"])
+#: Verbs of making a product with what is used ("uses the code to make its browser").
+MAKE_VERBS = frozenset(["make", "build", "create", "develop", "power"])
 #: What a product uses of another that makes it based on that one ("uses a fork of Y").
 USED_BASES = frozenset(["build", "fork", "version", "port", "variant"])
 MADE_BY = frozenset(
@@ -165,7 +167,7 @@ GENERIC = frozenset(
     system servers server services service specification standard standards stack ecosystem
     architecture kernel jvm software protocol protocols product products specifications apis
     infrastructure database databases instances formats format templates template editor
-    editors
+    editors browser browsers
     """.split()  # noqa: SIM905
 )
 EMBED = frozenset(["embeds", "embed", "embedding", "embedded", "bundles", "bundling"])
@@ -462,6 +464,18 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("trigger", ">", "tgt", {"DEP": "dobj"}),
                 _node("trigger", ">", "as", _prep(["as"])),
                 _node("as", ">", "role", {"DEP": "pobj", **_any(USE_AS_NOUNS)}),
+            ],
+            [  # "Google uses the code to make its Chrome web browser": what is made is
+                # built on what is used
+                _trigger({**_any(USE), "POS": "VERB"}),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
+                _node(
+                    "trigger",
+                    ">",
+                    "make",
+                    {"DEP": {"IN": ["xcomp", "advcl"]}, "LOWER": {"IN": sorted(MAKE_VERBS)}},
+                ),
+                _node("make", ">", "src", {"DEP": "dobj"}),
             ],
             [  # "It uses a custom build of Pixi.js for WebGL"
                 _trigger({**_any(USE), "POS": "VERB"}),

@@ -30,7 +30,7 @@ PRODUCTS = [
     *["Amazon DocumentDB", "MongoDB", "Mastodon", "ActivityPub", "WebFinger"],
     *["MySQL", "MariaDB", "Avalonia", "Windows", "SQL", "Oracle Database", "F#", ".NET"],
     *["WebKit", "Firefox", "Android", "iOS", "ChromeOS", "Oracle JDK", "Docker"],
-    *["Beats", "Logstash", "Handlebars", "Mustache", "WebAssembly"],
+    *["Beats", "Logstash", "Handlebars", "Mustache", "WebAssembly", "Chrome", "Opera"],
 ]
 MAKERS = [
     "Netflix",
@@ -280,6 +280,16 @@ def test_what_a_client_or_server_is_named_after_is_what_it_speaks(extractor: Ext
     # none where another rule relates the pair ("a Node.js web framework" is kind_of's)
     found = _found(extractor, "Docker is a Node.js web framework.")
     assert {f[3] for f in found} == {"pattern:kind_of"}
+
+
+def test_the_code_as_an_object_is_the_note_s_subject(extractor: Extractor) -> None:
+    text = "Microsoft uses the code to make its Chrome web browser. Opera is based on the code."
+    found = _typed(extractor, text, "Chromium")
+    assert {("Chrome", "BASED_ON", "Chromium"), ("Opera", "BASED_ON", "Chromium")} <= found
+    # no subject, no base; a word for the product with a name in front is that name
+    assert not [f for f in _typed(extractor, text) if f[1] == "BASED_ON"]
+    found = _typed(extractor, "Opera is based on the Chromium code.", "Electron")
+    assert ("Opera", "BASED_ON", "Electron") not in found, found
 
 
 def test_what_an_engine_is_named_after_is_what_it_runs(extractor: Extractor) -> None:
