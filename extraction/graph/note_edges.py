@@ -211,8 +211,9 @@ def support_offer_naming(
 def title_base(subject: str, namer: Namer) -> str | None:
     """The product a title names as its base: "<A> build (or distribution) of <B>" and a
     managed service "<A> for <B>" ("Amazon RDS for MySQL", "Azure Database for
-    PostgreSQL"), where B is a product the corpus declares. A tool for B is not built on
-    it ("Veeam Backup for Microsoft 365", "Windows Subsystem for Linux").
+    PostgreSQL"), where B is a product the corpus declares, or one with a release or an
+    edition word after it ("Amazon ElastiCache for Redis OSS" is Redis's). A tool for B
+    is not built on it ("Veeam Backup for Microsoft 365", "Windows Subsystem for Linux").
 
     >>> title_base("Amazon RDS for MySQL", Namer(None)) is None  # nothing declared
     True
@@ -223,10 +224,11 @@ def title_base(subject: str, namer: Namer) -> str | None:
     head, link, base = found.group(1), found.group(2).casefold(), found.group(3)
     if link == "for" and not set(head.casefold().split()) & _SERVICE_WORDS:
         return None
-    entry = namer.gazetteer.lookup(base)
-    if entry is None or entry.type != "PRODUCT" or name_key(entry.name) == name_key(subject):
+    # the product a name with a release or an edition word after it names ("Redis OSS")
+    name, type_, known = namer.canonical(base, "PRODUCT")
+    if not known or type_ != "PRODUCT" or name_key(name) == name_key(subject):
         return None
-    return entry.name
+    return name
 
 
 def edition_edges(mentions: Sequence[RawMention], namer: Namer) -> list[RawEdge]:

@@ -583,6 +583,8 @@ def test_a_title_names_the_base_of_a_build_or_a_managed_service() -> None:
         "eol-rds.md": b"---\ntitle: Amazon RDS for MySQL\n---\nManaged.\n",
         "eol-backup.md": b"---\ntitle: Amazon Backup for MySQL\n---\nBackups.\n",
         "eol-build.md": b"---\ntitle: Amazon build of MySQL\n---\nA build.\n",
+        "eol-cache.md": b"---\ntitle: Amazon Cache for MySQL OSS\n---\nA cache.\n",
+        "eol-db.md": b"---\ntitle: Amazon DB for MySQL Fans\n---\nA cache.\n",
     }
     docs = [doc("Oracle", "eol-mysql.md", mysql)]
     docs += [doc("Amazon", name, data) for name, data in pages.items()]
@@ -593,8 +595,13 @@ def test_a_title_names_the_base_of_a_build_or_a_managed_service() -> None:
     ]
     graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="Amazon")
     based = {(s, t) for s, r, t in _edges(graph) if r == "BASED_ON"}
-    # a managed service and a build are based on MySQL; a tool for it is not
-    assert based == {("Amazon RDS for MySQL", "MySQL"), ("Amazon build of MySQL", "MySQL")}
+    # a managed service and a build are based on MySQL, its open-source edition named
+    # so too ("MySQL OSS"); a tool for it is not, nor a service for another thing
+    assert based == {
+        ("Amazon RDS for MySQL", "MySQL"),
+        ("Amazon build of MySQL", "MySQL"),
+        ("Amazon Cache for MySQL OSS", "MySQL"),
+    }
     rds = next(r for r in graph.relationships if r.type == "BASED_ON")
     assert rds.metadata["provenance"] == "front matter: title"
 
