@@ -55,6 +55,7 @@ STRUCTURE_CONFIDENCE = {
     "title_and_tags": 0.75,
     "title": 0.6,
     "title_base": 0.75,
+    "title_family": 0.6,
     "edition": 0.75,
     "related": 0.6,
     "related_slug": 0.5,
@@ -68,6 +69,7 @@ PROVENANCE = {
     "title_and_tags": "front matter: title, tags",
     "title": "front matter: title",
     "title_base": "front matter: title",
+    "title_family": "front matter: title, and the note's text",
     "edition": "name: an edition of the product",
     "related": "front matter: related",
     "related_slug": "front matter: related (a name by its slug)",
@@ -229,6 +231,35 @@ def title_base(subject: str, namer: Namer) -> str | None:
     if not known or type_ != "PRODUCT" or name_key(name) == name_key(subject):
         return None
     return name
+
+
+def title_family(subject: str, text: str) -> str | None:
+    """The service a managed service "<A> for <B>" is one of, where the note's text
+    names A apart from the title, in full or without the brand's first word: "Amazon MQ
+    for RabbitMQ" is one of Amazon MQ ("Amazon MQ treats a change in X as a major
+    version upgrade"), "Amazon RDS for MySQL" of Amazon RDS ("RDS makes it easier to
+    ..."); "Azure Database for MySQL", whose text names no "Azure Database", is of none.
+
+    >>> title_family("Amazon MQ for RabbitMQ", "Amazon MQ for RabbitMQ runs. Amazon MQ")
+    'Amazon MQ'
+    >>> title_family("Amazon MQ for RabbitMQ", "Amazon MQ for RabbitMQ runs.") is None
+    True
+    """
+    found = _TITLE_BASE.match(" ".join(subject.split()))
+    if found is None or found.group(2).casefold() != "for":
+        return None
+    head = found.group(1)
+    words = head.split()
+    if not set(head.casefold().split()) & _SERVICE_WORDS:
+        return None
+    rest = re.sub(r"\s+".join(map(re.escape, subject.split())), " ", text)
+    forms = [head] + ([" ".join(words[1:])] if len(words) > 1 else [])
+    for form in forms:
+        if re.search(
+            r"(?<![\w-])" + r"\s+".join(map(re.escape, form.split())) + r"(?![\w-])", rest
+        ):
+            return head
+    return None
 
 
 def edition_edges(mentions: Sequence[RawMention], namer: Namer) -> list[RawEdge]:
@@ -405,6 +436,10 @@ def note_edges(
         base = None if org else title_base(subject, namer)
         if base is not None:
             edge(subject, "PRODUCT", "BASED_ON", base, "title_base", f"title: {subject}")
+        family = None if org else title_family(subject, note.content)
+        if family is not None and name_key(family) != name_key(subject):
+            said = f"title: {subject}; text: {family}"
+            edge(subject, "PRODUCT", "RELATED_TO", family, "title_family", said)
     if vendor is None or org:
         return out
     if any(m and name_key(m.name) in vendor_keys for m in facts.makers):

@@ -577,6 +577,34 @@ def test_a_name_the_corpus_declares_is_not_taken_into_another_owner_s_product() 
     assert {"Linux", "Slackware Linux"} <= names  # two products, not one
 
 
+def test_a_managed_service_is_one_of_the_service_its_text_names() -> None:
+    pages = {
+        "eol-mq.md": "Amazon MQ for RabbitMQ",
+        "eol-rds.md": "Amazon RDS for MySQL",
+        "eol-db.md": "Azure Database for MySQL",
+    }
+    texts = {
+        "eol-mq.md": "Amazon MQ for RabbitMQ runs brokers. Amazon MQ upgrades them.",
+        "eol-rds.md": "Amazon RDS for MySQL is managed. RDS makes it easier.",
+        "eol-db.md": "Azure Database for MySQL is managed.",
+    }
+    docs = [
+        doc("Amazon", n, f"---\ntitle: {t}\n---\n{texts[n]}\n".encode()) for n, t in pages.items()
+    ]
+    g = gazetteer_of(docs)
+    notes = [
+        VendorNote(d.path, note_facts(d), chunk_id=i + 1, content=f"{d.title}\n\n{texts[n]}")
+        for i, (d, n) in enumerate(zip(docs, pages, strict=True))
+    ]
+    graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="Amazon")
+    related = {frozenset((s, t)) for s, r, t in _edges(graph) if r == "RELATED_TO"}
+    # the service named in full or by its short name; none where the text names none
+    assert related == {
+        frozenset(("Amazon MQ for RabbitMQ", "Amazon MQ")),
+        frozenset(("Amazon RDS for MySQL", "Amazon RDS")),
+    }
+
+
 def test_a_title_names_the_base_of_a_build_or_a_managed_service() -> None:
     mysql = b"---\ntitle: MySQL\n---\nA database.\n"
     pages = {
