@@ -35,7 +35,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 
-from extraction.graph.gazetteer import Gazetteer, squashed_name
+from extraction.graph.gazetteer import Gazetteer, main_name, squashed_name
 from extraction.graph.naming import (
     Namer,
     RawEdge,
@@ -56,6 +56,7 @@ STRUCTURE_CONFIDENCE = {
     "title": 0.6,
     "title_base": 0.75,
     "title_family": 0.6,
+    "title_for": 0.6,
     "edition": 0.75,
     "related": 0.6,
     "related_slug": 0.5,
@@ -70,6 +71,7 @@ PROVENANCE = {
     "title": "front matter: title",
     "title_base": "front matter: title",
     "title_family": "front matter: title, and the note's text",
+    "title_for": "front matter: title",
     "edition": "name: an edition of the product",
     "related": "front matter: related",
     "related_slug": "front matter: related (a name by its slug)",
@@ -228,6 +230,26 @@ def title_base(subject: str, namer: Namer) -> str | None:
         return None
     # the product a name with a release or an edition word after it names ("Redis OSS")
     name, type_, known = namer.canonical(base, "PRODUCT")
+    if not known or type_ != "PRODUCT" or name_key(name) == name_key(subject):
+        return None
+    return name
+
+
+def title_for(subject: str, namer: Namer) -> str | None:
+    """The product a tool's title says it is for, "<A> for <B>" where A is no managed
+    service (:func:`title_base`'s) and B a product the corpus declares: "Windows
+    Subsystem for Android (WSA)" is related to Android, "Material Design for Bootstrap"
+    to Bootstrap.
+
+    >>> title_for("Windows Subsystem for Android", Namer(None)) is None  # nothing declared
+    True
+    """
+    found = _TITLE_BASE.match(" ".join(main_name(subject).split()))
+    if found is None or namer.gazetteer is None or found.group(2).casefold() != "for":
+        return None
+    if set(found.group(1).casefold().split()) & _SERVICE_WORDS:
+        return None
+    name, type_, known = namer.canonical(found.group(3), "PRODUCT")
     if not known or type_ != "PRODUCT" or name_key(name) == name_key(subject):
         return None
     return name
@@ -436,6 +458,9 @@ def note_edges(
         base = None if org else title_base(subject, namer)
         if base is not None:
             edge(subject, "PRODUCT", "BASED_ON", base, "title_base", f"title: {subject}")
+        target = None if org or base else title_for(subject, namer)
+        if target is not None:
+            edge(subject, "PRODUCT", "RELATED_TO", target, "title_for", f"title: {subject}")
         family = None if org else title_family(subject, note.content)
         if family is not None and name_key(family) != name_key(subject):
             said = f"title: {subject}; text: {family}"

@@ -632,6 +632,9 @@ def test_a_title_names_the_base_of_a_build_or_a_managed_service() -> None:
     }
     rds = next(r for r in graph.relationships if r.type == "BASED_ON")
     assert rds.metadata["provenance"] == "front matter: title"
+    # a tool for a product is related to it (not the managed services, built on it)
+    related = {(s, t) for s, r, t in _edges(graph) if r == "RELATED_TO"}
+    assert related == {("Amazon Backup for MySQL", "MySQL")}
 
 
 def test_related_slugs_no_note_is_become_relationships_with_their_own_provenance() -> None:
