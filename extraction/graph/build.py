@@ -57,6 +57,7 @@ from extraction.graph.naming import (
 from extraction.graph.note_edges import (
     VENDOR,
     VendorNote,
+    component_edges,
     edition_edges,
     note_edges,
     note_mentions,
@@ -76,7 +77,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "130"
+GRAPH_VERSION = "131"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -206,6 +207,7 @@ def build_vendor_graph(
         subjects,
     )
     structural.extend(edition_edges(mentions, namer))
+    structural.extend(component_edges(mentions, namer))
     resolution = resolve_entities(
         (EntityMention(m.text, m.label, m.start, m.end, m.name, m.source) for m in mentions),
         # a name the corpus declares is its own entity, never a prefix of a longer one

@@ -58,6 +58,7 @@ STRUCTURE_CONFIDENCE = {
     "title_family": 0.6,
     "title_for": 0.6,
     "edition": 0.75,
+    "component": 0.6,
     "related": 0.6,
     "related_slug": 0.5,
 }
@@ -73,6 +74,7 @@ PROVENANCE = {
     "title_family": "front matter: title, and the note's text",
     "title_for": "front matter: title",
     "edition": "name: an edition of the product",
+    "component": "name: a component of the product",
     "related": "front matter: related",
     "related_slug": "front matter: related (a name by its slug)",
 }
@@ -323,6 +325,71 @@ def edition_edges(mentions: Sequence[RawMention], namer: Namer) -> list[RawEdge]
                 else f"name: {name}",
                 "edition",
                 (("provenance", PROVENANCE["edition"]),),
+            )
+        )
+    return out
+
+
+#: Last words of a product's name that make it a part or an extension of the product
+#: its name starts with ("GitLab Runner", "Playdate SDK", "Keycloak JS adapter", "Cloud
+#: SQL Auth Proxy"); not an edition's ("Server", "Cloud": :data:`_EDITION`).
+COMPONENT_WORDS = frozenset(
+    """
+    api apis sdk cli extension extensions plugin plugins adapter adapters runner proxy
+    agent client driver drivers bindings templates operator connector index
+    """.split()  # noqa: SIM905
+)
+
+
+def component_edges(mentions: Sequence[RawMention], namer: Namer) -> list[RawEdge]:
+    """``part RELATED_TO product`` for each product the corpus declares whose name is
+    another product's of the graph and a word for a part or an extension of it
+    (:data:`COMPONENT_WORDS`): "GitLab Runner" of GitLab, "Azure Developer CLI
+    templates" of the Azure Developer CLI; evidenced by the part's first mention.
+
+    >>> m = [RawMention(1, 0, 6, "GitLab", "GitLab", "PRODUCT", "ruler", "x", 0)]
+    >>> component_edges(m, Namer(None))  # nothing declared: no part
+    []
+    """
+    if namer.gazetteer is None:
+        return []
+    products: dict[str, RawMention] = {}
+    for m in sorted(mentions, key=lambda m: (m.end <= m.start, m.chunk_id, m.start)):
+        if m.label == "PRODUCT":
+            products.setdefault(m.name, m)
+    out: list[RawEdge] = []
+    for name, first in products.items():
+        words = name.split()
+        if len(words) < 2 or words[-1].casefold() not in COMPONENT_WORDS:
+            continue
+        declared = namer.gazetteer.lookup(name)
+        if declared is None or declared.type != "PRODUCT":
+            continue
+        # the longest product of the graph the name starts with
+        stem = next(
+            (
+                " ".join(words[:k])
+                for k in range(len(words) - 1, 0, -1)
+                if " ".join(words[:k]) in products
+            ),
+            None,
+        )
+        if stem is None:
+            continue
+        out.append(
+            RawEdge(
+                name,
+                "PRODUCT",
+                stem,
+                "PRODUCT",
+                "RELATED_TO",
+                STRUCTURE_CONFIDENCE["component"],
+                first.chunk_id,
+                sentence_at(first.content, first.start, first.end)
+                if first.end > first.start
+                else f"name: {name}",
+                "component",
+                (("provenance", PROVENANCE["component"]),),
             )
         )
     return out

@@ -577,6 +577,30 @@ def test_a_name_the_corpus_declares_is_not_taken_into_another_owner_s_product() 
     assert {"Linux", "Slackware Linux"} <= names  # two products, not one
 
 
+def test_a_product_named_as_a_part_of_another_is_related_to_it() -> None:
+    titles = ["GitLab", "GitLab Runner", "GitLab Handbook", "Playdate SDK", "Raycast extension"]
+    docs = [
+        doc(
+            "GitLab",
+            f"eol-{t.lower().replace(' ', '-')}.md",
+            f"---\ntitle: {t}\n---\nX.\n".encode(),
+        )
+        for t in titles
+    ]
+    g = gazetteer_of(docs)
+    notes = [
+        VendorNote(d.path, note_facts(d), chunk_id=i + 1, content=d.title)
+        for i, d in enumerate(docs)
+    ]
+    graph = build_vendor_graph([], notes=notes, gazetteer=g, vendor="GitLab")
+    related = {frozenset((s, t)) for s, r, t in _edges(graph) if r == "RELATED_TO"}
+    # a runner of GitLab; not its handbook (no word for a part), nor a part of a
+    # product the graph does not name (Playdate, Raycast)
+    assert related == {frozenset(("GitLab Runner", "GitLab"))}
+    edge = next(r for r in graph.relationships if r.type == "RELATED_TO")
+    assert edge.metadata["provenance"] == "name: a component of the product"
+
+
 def test_a_managed_service_is_one_of_the_service_its_text_names() -> None:
     pages = {
         "eol-mq.md": "Amazon MQ for RabbitMQ",
