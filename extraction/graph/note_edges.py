@@ -286,6 +286,35 @@ def title_family(subject: str, text: str) -> str | None:
     return None
 
 
+def _first_products(mentions: Sequence[RawMention]) -> dict[str, RawMention]:
+    """Each product the mentions name, with its first mention: in the prose, else one in
+    the front matter (no span)."""
+    products: dict[str, RawMention] = {}
+    for m in sorted(mentions, key=lambda m: (m.end <= m.start, m.chunk_id, m.start)):
+        if m.label == "PRODUCT":
+            products.setdefault(m.name, m)
+    return products
+
+
+def _name_edge(name: str, first: RawMention, target: str, type_: str, how: str) -> RawEdge:
+    """A relationship a product's name states, evidenced by its first mention's sentence,
+    else (named by the front matter only) by the name."""
+    return RawEdge(
+        name,
+        "PRODUCT",
+        target,
+        "PRODUCT",
+        type_,
+        STRUCTURE_CONFIDENCE[how],
+        first.chunk_id,
+        sentence_at(first.content, first.start, first.end)
+        if first.end > first.start
+        else f"name: {name}",
+        how,
+        (("provenance", PROVENANCE[how]),),
+    )
+
+
 def edition_edges(mentions: Sequence[RawMention], namer: Namer) -> list[RawEdge]:
     """``edition BASED_ON product`` for each product the graph names as an edition of a
     product the corpus declares ("Bitbucket Cloud" of Bitbucket, "Minecraft Bedrock
@@ -298,11 +327,7 @@ def edition_edges(mentions: Sequence[RawMention], namer: Namer) -> list[RawEdge]
     """
     if namer.gazetteer is None:
         return []
-    products: dict[str, RawMention] = {}
-    # the first mention in the prose, else one in the front matter (no span)
-    for m in sorted(mentions, key=lambda m: (m.end <= m.start, m.chunk_id, m.start)):
-        if m.label == "PRODUCT":
-            products.setdefault(m.name, m)
+    products = _first_products(mentions)
     out: list[RawEdge] = []
     for name, first in products.items():
         found = _EDITION.match(name)
@@ -310,23 +335,7 @@ def edition_edges(mentions: Sequence[RawMention], namer: Namer) -> list[RawEdge]
         base = namer.gazetteer.lookup(stem) if stem in products else None
         if base is None or base.type != "PRODUCT" or name_key(base.name) != name_key(stem):
             continue
-        out.append(
-            RawEdge(
-                name,
-                "PRODUCT",
-                stem,
-                "PRODUCT",
-                "BASED_ON",
-                STRUCTURE_CONFIDENCE["edition"],
-                first.chunk_id,
-                # the sentence of its mention, else (named by the front matter) the name
-                sentence_at(first.content, first.start, first.end)
-                if first.end > first.start
-                else f"name: {name}",
-                "edition",
-                (("provenance", PROVENANCE["edition"]),),
-            )
-        )
+        out.append(_name_edge(name, first, stem, "BASED_ON", "edition"))
     return out
 
 
@@ -353,10 +362,7 @@ def component_edges(mentions: Sequence[RawMention], namer: Namer) -> list[RawEdg
     """
     if namer.gazetteer is None:
         return []
-    products: dict[str, RawMention] = {}
-    for m in sorted(mentions, key=lambda m: (m.end <= m.start, m.chunk_id, m.start)):
-        if m.label == "PRODUCT":
-            products.setdefault(m.name, m)
+    products = _first_products(mentions)
     out: list[RawEdge] = []
     for name, first in products.items():
         words = name.split()
@@ -366,32 +372,10 @@ def component_edges(mentions: Sequence[RawMention], namer: Namer) -> list[RawEdg
         if declared is None or declared.type != "PRODUCT":
             continue
         # the longest product of the graph the name starts with
-        stem = next(
-            (
-                " ".join(words[:k])
-                for k in range(len(words) - 1, 0, -1)
-                if " ".join(words[:k]) in products
-            ),
-            None,
-        )
-        if stem is None:
-            continue
-        out.append(
-            RawEdge(
-                name,
-                "PRODUCT",
-                stem,
-                "PRODUCT",
-                "RELATED_TO",
-                STRUCTURE_CONFIDENCE["component"],
-                first.chunk_id,
-                sentence_at(first.content, first.start, first.end)
-                if first.end > first.start
-                else f"name: {name}",
-                "component",
-                (("provenance", PROVENANCE["component"]),),
-            )
-        )
+        stems = (" ".join(words[:k]) for k in range(len(words) - 1, 0, -1))
+        stem = next((t for t in stems if t in products), None)
+        if stem is not None:
+            out.append(_name_edge(name, first, stem, "RELATED_TO", "component"))
     return out
 
 
