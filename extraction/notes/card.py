@@ -97,6 +97,21 @@ _PHRASE_ENDS = frozenset(
     """
     for that which who whose with used to in into of on at as written designed built
     developed created made based where from by than like via providing allowing
+    responsible concerned known led aimed focused focussed focusing focussing dedicated
+    catered intended optimized optimised inspired owned offered provided maintained
+    capable available suitable released launched consisting located forked containing
+    including featuring modeled modelled similar well-known best-known
+    """.split()  # noqa: SIM905
+)
+#: An adverb after the head noun starts what follows it ("a language originally
+#: designed ...", "a system widely used ..."); not a noun or an adjective ending so.
+_ADVERB = re.compile(r"[a-z]{3,}ly")
+#: Words that grade the word after them as adverbs do ("the most widely used").
+_INTENSIFIERS = frozenset(["most", "more", "very", "less", "least"])
+_NOT_ADVERBS = frozenset(
+    """
+    family assembly supply anomaly monopoly ally rally italy daily weekly monthly
+    quarterly yearly friendly early only
     """.split()  # noqa: SIM905
 )
 _IS_A = re.compile(r"\b(?:is|are|was)\s+(?:a|an|the)\s+", re.IGNORECASE)
@@ -132,15 +147,39 @@ def subject_kind(doc: SourceDocument) -> str:
 
 
 def _noun_after(text: str, start: int, head: str) -> str:
-    """The last word of the noun phrase that starts at ``start`` (``head`` if none)."""
+    """The last word of the noun phrase that starts at ``start`` (``head`` if none):
+    up to a word that starts what follows the noun ("for", "that", "responsible"), or an
+    adverb there ("originally designed"); an adverb and a participle in front of the
+    noun are still the phrase's ("a widely used, highly available database").
+
+    >>> [_noun_after(t, 0, "") for t in ("government agency responsible for space",
+    ...     "language originally designed for", "widely used, highly available database",
+    ...     "fully managed service", "free and widely used tool", "family of systems",
+    ...     "most widely used system", "wiki engine, most well-known for")]
+    ['agency', 'language', 'database', 'service', 'tool', 'family', 'system', 'engine']
+    """
+    stable = ""  # the last word that is neither an adverb nor a participle after one
+    after_list = True  # at the phrase's start, or after "," / "and" / "or"
+    after_adverb = False  # the word before was an adverb
     for raw in text[start:].split()[:20]:
         word = _WORD_EDGE.sub("", raw).casefold()
-        if not word or word in _PHRASE_ENDS:
-            break
+        adverb = word in _INTENSIFIERS or (
+            _ADVERB.fullmatch(word) is not None and word not in _NOT_ADVERBS
+        )
+        if not word or (word in _PHRASE_ENDS and not after_adverb):
+            break  # "a government agency responsible for ..."
+        if adverb and stable and not after_list:
+            break  # "a language originally designed for ..."
         head = word
+        # "widely used", "highly available" in front of the noun: not the noun
+        stable = stable if adverb or (after_adverb and word in _PHRASE_ENDS) else word
+        after_adverb = adverb
+        after_list = raw.endswith(",") or word in ("and", "or")
         if raw.endswith((".", ";", ":")) or "(" in raw:
             break
-    return head
+    # an adverb and its participle after the noun ("a wiki engine, most well-known
+    # for ..."): the noun before them
+    return stable or head
 
 
 def opening_kind(doc: SourceDocument, subject: str) -> str:

@@ -368,11 +368,14 @@ def split_makers(text: str) -> list[str]:
     ['Matthew Eernisse', 'Tiancheng Timothy Gu']
     >>> split_makers("asc Applied Software Consultants, s.r.o.")
     ['asc Applied Software Consultants, s.r.o']
+    >>> split_makers("Microsoft, .NET Foundation")
+    ['Microsoft', '.NET Foundation']
     """
     cleaned = _NICKNAME.sub(r"\1", _PARENS.sub("", text))
     cleaned = re.sub(r"\s+et al\.?\s*$", "", cleaned.strip(), flags=re.IGNORECASE)
     parts: list[str] = []
-    for part in (p.strip(" .\t") for p in _SPLIT_MAKERS.split(cleaned)):
+    # a full stop ends a name ("Microsoft."), it does not start one (".NET Foundation")
+    for part in (p.strip(" \t").rstrip(".") for p in _SPLIT_MAKERS.split(cleaned)):
         # "originally by Christian Murray", "@jbeda": the name
         part = _MAKER_LEAD.sub("", part).lstrip("@")
         if parts and normalize_name(part, strip_legal=False) in LEGAL_SUFFIXES:
