@@ -326,8 +326,27 @@ class Ends:
             if tok.dep_ == "ROOT" and not any(
                 c.dep_ in ("nsubj", "nsubjpass") for c in tok.children
             ):
-                return self.names(tok, inside=False)
+                return self.names(tok, inside=False) or self._misparsed_subject(tok)
         return []
+
+    def _misparsed_subject(self, root: Token) -> list[Mention]:
+        """The name a copula's clause opens with where the parser gave it no subject's
+        role ("AwesomeWM is a dynamic window manager ...", the name taken for a symbol;
+        "visionOS is Apple's ... operating system", for an adverbial noun): the one
+        name before the verb that hangs from it, when the verb is "is", "are" or "was"."""
+        if root.lower_ not in ("is", "are", "was", "were"):
+            return []
+        before = [
+            m
+            for c in root.children
+            if c.i < root.i
+            and c.dep_ in ("punct", "npadvmod", "dep", "nmod", "compound", "advmod")
+            and any(ch.isalpha() for ch in c.text)
+            and (m := self.at(c)) is not None
+            and not m.pronoun
+            and m.span.start == root.sent.start
+        ]
+        return before[:1] if len(before) == 1 else []
 
 
 #: People a product lets do things ("It allows developers to build ..."), whose

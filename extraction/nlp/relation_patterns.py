@@ -366,6 +366,10 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
     if rule == "for_noun" and lists_things(at["tgt"]):
         return  # "a service mesh for containers, Kubernetes and VMs": targets, not a base
     if rule == "for_noun" and any(
+        c.lower_ == "package" and c.dep_ in ("compound", "nmod") for c in trigger.children
+    ):
+        return  # "a package manager for JavaScript" serves the language (made_for)
+    if rule == "for_noun" and any(
         c.lower_ == "operating" for t in (trigger, trigger.head) for c in t.children
     ):
         # "an operating system (designed) for the Apple TV" is made for it (works_with)

@@ -282,6 +282,22 @@ def test_what_a_client_or_server_is_named_after_is_what_it_speaks(extractor: Ext
     assert {f[3] for f in found} == {"pattern:kind_of"}
 
 
+def test_a_name_the_parser_gave_no_subject_s_role_is_the_copula_s_subject(
+    extractor: Extractor,
+) -> None:
+    # the small model takes "AwesomeWM" for a symbol hanging from "is"
+    text = "AwesomeWM is a dynamic window manager for the X Window System."
+    ctx = ExtractionContext(
+        known_entities=(("AwesomeWM", "PRODUCT"), ("X Window System", "PRODUCT"))
+    )
+    found = {(r.source, r.type, r.target) for r in extractor.extract(text, ctx).relations}
+    assert ("AwesomeWM", "BASED_ON", "X Window System") in found, found
+    # a package manager for a language serves it: related, not built on it
+    found = _found(extractor, "Deno is a package manager for JavaScript.")
+    assert ("Deno", "RELATED_TO", "JavaScript", "pattern:made_for") in found, found
+    assert not [f for f in found if f[1] == "BASED_ON"], found
+
+
 def test_the_code_as_an_object_is_the_note_s_subject(extractor: Extractor) -> None:
     text = "Microsoft uses the code to make its Chrome web browser. Opera is based on the code."
     found = _typed(extractor, text, "Chromium")
