@@ -77,7 +77,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "134"
+GRAPH_VERSION = "135"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -792,6 +792,8 @@ PROTOCOL_KINDS = frozenset(["protocol", "standard", "format", "specification"])
 #: The prose rule of "a JavaScript engine", and the kinds of what an engine runs.
 ENGINE_OF = "pattern:engine_of"
 RUN_KINDS = PROTOCOL_KINDS | frozenset(["language"])
+#: What the product these rules name may be for the graph to keep the edge.
+NAMED_AFTER_KINDS = {SPEAKS: PROTOCOL_KINDS, ENGINE_OF: RUN_KINDS}
 #: The prose rule of "a toolkit to build applications with Y".
 BUILD_WITH = "pattern:build_with"
 #: Kinds of product (what their notes say they are) that a framework or library
@@ -1029,12 +1031,11 @@ def _add_edge(
         # declares is no platform ("a Free Software operating system", "an HTML5 game
         # framework")
         return
-    if edge.method == SPEAKS and entity_for.namer.kind(edge.target) not in PROTOCOL_KINDS:
-        # "a PHP HTTP client" speaks HTTP; "a Node.js web framework" is kind_of's, and
-        # "a PHP web framework" is only written in PHP
-        return
-    if edge.method == ENGINE_OF and entity_for.namer.kind(edge.target) not in RUN_KINDS:
-        # "a JavaScript engine" runs JavaScript; "a MySQL storage engine" is MySQL's part
+    kinds = NAMED_AFTER_KINDS.get(edge.method)
+    if kinds is not None and entity_for.namer.kind(edge.target) not in kinds:
+        # "a PHP HTTP client" speaks HTTP, "a JavaScript engine" runs JavaScript; "a
+        # Node.js web framework" is kind_of's, "a PHP web framework" is only written in
+        # PHP and "a MySQL storage engine" is MySQL's part
         return
     if edge.method == BUILD_WITH and not entity_for.namer.kind(edge.target):
         # "a toolkit to build desktop applications with Java" is a Java toolkit, built on

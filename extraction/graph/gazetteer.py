@@ -576,7 +576,7 @@ class Gazetteer:
                         break
             if matched is None:
                 matched = self._case_variant(text, tokens, i)
-            if matched is None and (lowered := self._lower_case(text, tokens, i, code)):
+            if matched is None and (lowered := self._lower_case(tokens[i], code)):
                 matched = (1, lowered)
             if matched is None:
                 i += 1
@@ -594,17 +594,11 @@ class Gazetteer:
                 i += 1
         return hits
 
-    def _lower_case(
-        self,
-        text: str,
-        tokens: list[tuple[str, int, int]],
-        i: int,
-        code: list[tuple[int, int]],
-    ) -> str | None:
+    def _lower_case(self, token: tuple[str, int, int], code: list[tuple[int, int]]) -> str | None:
         """A one-word product name written in lower case in prose ("based on lua"):
         the name, or None (not a word of code, a command or a path: "`lua`", "vim
         file.txt" in a fenced block, "main.lua")."""
-        word, start, _ = tokens[i]
+        word, start, _ = token
         surface = self._lowered.get(word) if word.islower() else None
         if surface is None or any(a <= start < b for a, b in code):
             return None

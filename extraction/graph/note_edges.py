@@ -177,11 +177,13 @@ def founder_edges(note: VendorNote) -> list[RawEdge]:
 
 
 @lru_cache(maxsize=1024)
-def _name_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
-    """Any of ``names`` as whole words, case and spacing aside ("VMWare" is VMware)."""
+def _name_pattern(names: tuple[str, ...], ignore_case: bool = True) -> re.Pattern[str]:
+    """Any of ``names`` as whole words, spacing aside, and case too unless
+    ``ignore_case`` is off ("VMWare" is VMware)."""
     words = sorted({" ".join(n.split()) for n in names if n.strip()}, key=len, reverse=True)
     alternatives = "|".join(r"\s+".join(re.escape(w) for w in n.split()) for n in words)
-    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
+    flags = re.IGNORECASE if ignore_case else 0
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", flags)
 
 
 def support_offer_naming(
@@ -224,17 +226,41 @@ def title_base(subject: str, namer: Namer) -> str | None:
     >>> title_base("Amazon RDS for MySQL", Namer(None)) is None  # nothing declared
     True
     """
-    found = _TITLE_BASE.match(" ".join(subject.split()))
-    if found is None or namer.gazetteer is None:
+    found = _title_link(subject)
+    if found is None or (found.link == "for" and not found.managed):
         return None
-    head, link, base = found.group(1), found.group(2).casefold(), found.group(3)
-    if link == "for" and not set(head.casefold().split()) & _SERVICE_WORDS:
+    return _declared_product(found.target, subject, namer)
+
+
+@dataclass(frozen=True, slots=True)
+class _TitleLink:
+    """A title "<head> <link> <target>": "Amazon RDS for MySQL", "Red Hat build of
+    OpenJDK"; ``managed`` when the head names a managed service ("RDS", "MQ")."""
+
+    head: str
+    link: str
+    target: str
+    managed: bool
+
+
+def _title_link(title: str) -> _TitleLink | None:
+    found = _TITLE_BASE.match(" ".join(title.split()))
+    if found is None:
         return None
-    # the product a name with a release or an edition word after it names ("Redis OSS")
-    name, type_, known = namer.canonical(base, "PRODUCT")
-    if not known or type_ != "PRODUCT" or name_key(name) == name_key(subject):
+    head = found.group(1)
+    managed = bool(set(head.casefold().split()) & _SERVICE_WORDS)
+    return _TitleLink(head, found.group(2).casefold(), found.group(3), managed)
+
+
+def _declared_product(name: str, subject: str, namer: Namer) -> str | None:
+    """The product the corpus declares by ``name``, or with a release or an edition word
+    after it ("Redis OSS" is Redis); not the subject itself."""
+    if namer.gazetteer is None:
         return None
-    return name
+    declared, type_, known = namer.canonical(name, "PRODUCT")
+    if not known or type_ != "PRODUCT" or name_key(declared) == name_key(subject):
+        return None
+    return declared
 
 
 def title_for(subject: str, namer: Namer) -> str | None:
@@ -246,15 +272,10 @@ def title_for(subject: str, namer: Namer) -> str | None:
     >>> title_for("Windows Subsystem for Android", Namer(None)) is None  # nothing declared
     True
     """
-    found = _TITLE_BASE.match(" ".join(main_name(subject).split()))
-    if found is None or namer.gazetteer is None or found.group(2).casefold() != "for":
+    found = _title_link(main_name(subject))
+    if found is None or found.link != "for" or found.managed:
         return None
-    if set(found.group(1).casefold().split()) & _SERVICE_WORDS:
-        return None
-    name, type_, known = namer.canonical(found.group(3), "PRODUCT")
-    if not known or type_ != "PRODUCT" or name_key(name) == name_key(subject):
-        return None
-    return name
+    return _declared_product(found.target, subject, namer)
 
 
 def title_family(subject: str, text: str) -> str | None:
@@ -269,21 +290,13 @@ def title_family(subject: str, text: str) -> str | None:
     >>> title_family("Amazon MQ for RabbitMQ", "Amazon MQ for RabbitMQ runs.") is None
     True
     """
-    found = _TITLE_BASE.match(" ".join(subject.split()))
-    if found is None or found.group(2).casefold() != "for":
+    found = _title_link(subject)
+    if found is None or found.link != "for" or not found.managed:
         return None
-    head = found.group(1)
-    words = head.split()
-    if not set(head.casefold().split()) & _SERVICE_WORDS:
-        return None
-    rest = re.sub(r"\s+".join(map(re.escape, subject.split())), " ", text)
-    forms = [head] + ([" ".join(words[1:])] if len(words) > 1 else [])
-    for form in forms:
-        if re.search(
-            r"(?<![\w-])" + r"\s+".join(map(re.escape, form.split())) + r"(?![\w-])", rest
-        ):
-            return head
-    return None
+    words = found.head.split()
+    forms = (found.head, " ".join(words[1:])) if len(words) > 1 else (found.head,)
+    rest = _name_pattern((subject,), ignore_case=False).sub(" ", text)
+    return found.head if _name_pattern(forms, ignore_case=False).search(rest) else None
 
 
 def _first_products(mentions: Sequence[RawMention]) -> dict[str, RawMention]:

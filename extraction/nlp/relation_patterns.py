@@ -304,9 +304,9 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
     trigger = at["trigger"]
     if rule in (*NAMED_AFTER_RULES, "kind_of") or (rule == "base_noun" and "prep" not in at):
         # "a Linux distribution": the product the derived thing is named after (not an
-        # organisation the notes declare: "a Red Hat build" is Red Hat's, not based on it)
-        # what a client speaks or an engine runs may be a list ("a JavaScript and
-        # WebAssembly engine"); what a thing is named after is one name
+        # organisation the notes declare: "a Red Hat build" is Red Hat's, not based on
+        # it); what a client speaks or an engine runs may be a list ("a JavaScript and
+        # WebAssembly engine"), what a thing is named after is one name
         heads = [at["tgt"]]
         if rule in NAMED_AFTER_RULES:
             heads += list(conjuncts(at["tgt"]))
