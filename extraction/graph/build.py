@@ -77,7 +77,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "135"
+GRAPH_VERSION = "140"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -1066,9 +1066,12 @@ def _add_edge(
     t = entity_for(edge.target, edge.target_label, create)
     if s is None or t is None or s == t:
         return
-    if edge.method == POSS and s == entity_for.vendor:
+    if edge.method == POSS and (
+        s == entity_for.vendor or entity_for.namer.declares_maker(edge.source, edge.target)
+    ):
         # "V's X" in V's own notes: the vendor's possession is its product ("Apple's iOS
-        # and iPadOS"), where another organisation's may be its customer's or partner's
+        # and iPadOS"), where another organisation's may be its customer's or partner's;
+        # so is one the corpus files under V ("JetBrains' IntelliJ IDEA" in Google's)
         edge = replace(edge, confidence=max(edge.confidence, VENDOR_POSS_CONFIDENCE))
     if edge.type in ("RELATED_TO", "PARTNERS_WITH", "COMPETES_WITH", "MENTIONED_WITH") and s > t:
         s, t = t, s  # symmetric: one edge per pair

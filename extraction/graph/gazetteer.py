@@ -110,8 +110,10 @@ def short_names(subject: str, owners: Iterable[str], slugs: Iterable[str]) -> li
     """Shorter names a product subject goes by, when its own slugs confirm them.
 
     The subject without an owner's name in front ("Hashicorp Terraform" is
-    "Terraform" when the note's permalink is ``/terraform``), and an acronym of
-    its words that is one of its slugs ("RHEL" for ``/rhel``).
+    "Terraform" when the note's permalink is ``/terraform``), an acronym of
+    its words that is one of its slugs ("RHEL" for ``/rhel``), and the name in
+    front of a title's colon that is one ("PSR-7" of "PSR-7: HTTP message
+    interfaces", topic ``psr-7``).
 
     >>> short_names("Hashicorp Terraform", ["HashiCorp"], ["terraform"])
     ['Terraform']
@@ -119,10 +121,17 @@ def short_names(subject: str, owners: Iterable[str], slugs: Iterable[str]) -> li
     ['RHEL']
     >>> short_names("IBM AIX", ["IBM"], ["ibm-aix"])
     []
+    >>> short_names("PSR-7: HTTP message interfaces", [], ["psr-7"])
+    ['PSR-7']
+    >>> short_names("CC: Tweaked", [], ["cc-tweaked"])
+    []
     """
     slug_set = {s.lower() for s in slugs}
     out: list[str] = []
     words = subject.split()
+    head, colon, _ = subject.partition(": ")
+    if colon and re.sub(r"[^a-z0-9]+", "-", head.lower()).strip("-") in slug_set:
+        out.append(head.strip())
     for owner in owners:
         owner_words = owner.split()
         n = len(owner_words)
@@ -466,7 +475,12 @@ class Gazetteer:
             ]
             for short in [*shorter, *parenthesized_names(facts.subject or ""), *described]:
                 if (
-                    _key(short) not in entries
+                    # a slug may have declared a short name its slug confirms already
+                    # ("psr-7" for "PSR-7")
+                    (
+                        _key(short) not in entries
+                        or (short in shorter and entries[_key(short)] == product)
+                    )
                     and surfaces.setdefault(short, product) == product
                     and _findable(short)
                 ):

@@ -205,6 +205,13 @@ class Namer:
         makers = self.gazetteer.makers_of(name)
         return bool(makers) and not makers & owners
 
+    def declares_maker(self, org: str, product: str) -> bool:
+        """Whether the corpus files the product ``product`` under ``org``'s folder or
+        names ``org`` its ``created_by`` maker ("JetBrains" of "IntelliJ IDEA")."""
+        if self.gazetteer is None:
+            return False
+        return name_key(org) in self.gazetteer.makers_of(product)
+
     def kind(self, name: str) -> str:
         """What the corpus says the product ``name`` is ("language" for "Python 3.7+";
         '' unknown, or no product the corpus declares)."""

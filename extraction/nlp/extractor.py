@@ -529,14 +529,15 @@ _MAX_LISTED = 16
 
 def _seeds_only(doc: Doc, cand: _Candidate, inside: list[_Candidate]) -> bool:
     """Whether seeds cover a model span but for the words that list them ("and", "or",
-    commas), or one seed written twice back to back covers it. Two seeds side by side
+    "&", commas), or one seed written twice back to back covers it. Two seeds side by side
     are not split: "Oracle Linux" is one name where only "Oracle" and "Linux" are
     declared."""
     if not 2 <= len(inside) <= _MAX_LISTED:
         return False
     covered = {i for seed in inside for i in range(seed.start, seed.end)}
     rest = [doc[i] for i in range(cand.start, cand.end) if i not in covered]
-    if any(t.lower_ not in LIST_LINKS and t.text != "," for t in rest):
+    # "iPhone & iPad": an ampersand between two declared names lists them too
+    if any(t.lower_ not in LIST_LINKS and t.text not in (",", "&") for t in rest):
         return False
     # the longest seeds' spans ("Proxmox" inside "Proxmox Mail Gateway" is no other name)
     spans = {(seed.start, seed.end) for seed in inside}
@@ -545,7 +546,10 @@ def _seeds_only(doc: Doc, cand: _Candidate, inside: list[_Candidate]) -> bool:
         for a, b in spans
         if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in spans)
     ]
-    return len(longest) >= 2 and (bool(rest) or len({doc[a:b].text for a, b in longest}) == 1)
+    texts = {doc[a:b].text for a, b in longest}
+    if any(t.text == "&" for t in rest) and len(texts) == 1:
+        return False  # "Johnson & Johnson" is one name
+    return len(longest) >= 2 and (bool(rest) or len(texts) == 1)
 
 
 def _capitalised_subject(doc: Doc, context: ExtractionContext) -> list[_Candidate]:

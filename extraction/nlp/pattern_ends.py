@@ -12,12 +12,14 @@ from extraction.nlp.coref import Mention, token_owner
 from extraction.nlp.pattern_rules import (
     FOR_NOUNS,
     GENERIC,
+    GROUP_NOUNS,
     KIND_NOUNS,
     MAX_CLIMB,
     NOMINAL,
     PRONOUNS,
     SUBJECT_NOUNS,
     UP,
+    WORKER_NOUNS,
 )
 
 
@@ -131,6 +133,8 @@ class Ends:
         open_source = tok.lower_ == "source" and any(c.lower_ == "open" for c in tok.children)
         if (closing := self.closing_appositive(tok)) is not None:
             return [closing]
+        if (employer := self._employer(tok)) is not None:
+            return [employer]
         if tok.pos_ not in ("NOUN", "PROPN") or (
             tok.lower_ not in GENERIC | FOR_NOUNS and not open_source
         ):
@@ -157,6 +161,8 @@ class Ends:
         # a name that runs on into an unknown word is not that name ("Eclipse" of
         # "the Eclipse OpenJ9 JVM")
         modifiers = [m for m in modifiers if not self._runs_on(m, tok)]
+        if not modifiers and (before := self._right_before(tok)) is not None:
+            modifiers = [before]
         if not modifiers:
             modifiers = [m for c in tok.children if c.dep_ == "poss" and (m := self.at(c))]
         if modifiers:
@@ -175,6 +181,33 @@ class Ends:
                     if depth < 2 and (inner := self._inside(pobj, depth + 1)):
                         return inner
         return []
+
+    def _right_before(self, tok: Token) -> Mention | None:
+        """The name right in front of a noun inside its own phrase, however the parser
+        hung it ("OpenJ9" of "the Eclipse OpenJ9 JVM", read as a conjunction or a
+        case marker under "Eclipse")."""
+        k = self.owner[tok.i - 1] if tok.i > 0 else -1
+        if k < 0:
+            return None
+        m = self.named[k]
+        start = m.span.start
+        inside = start >= tok.left_edge.i and all(
+            tok.is_ancestor(self.doc[i]) for i in range(start, tok.i)
+        )
+        return m if inside and m.span.end == tok.i and not m.pronoun else None
+
+    def _employer(self, tok: Token) -> Mention | None:
+        """The organisation people are of ("the network engineering team at
+        DigitalOcean", "engineers at Google"): what they make, it makes."""
+        if tok.lower_ not in WORKER_NOUNS or tok.pos_ != "NOUN":
+            return None
+        for child in tok.children:
+            if child.dep_ == "prep" and child.lower_ == "at":
+                for pobj in child.children:
+                    m = self.at(pobj) if pobj.dep_ == "pobj" else None
+                    if m is not None and not m.pronoun and m.label == "ORG":
+                        return m
+        return None
 
     def _named_kind(self, noun: Token) -> Mention | None:
         """The name of a definite noun phrase made of a name and a kind of thing ("the
@@ -287,6 +320,9 @@ class Ends:
                 continue
             if tok.dep_ == "acl" and (named := self._named_kind(tok.head)) is not None:
                 return [named]  # "the MeeGo operating system made by Nokia" is MeeGo
+            if (complement := self._comma_participle(tok) or self._group_of(tok)) is not None:
+                tok = complement
+                continue
             if (
                 tok.dep_ in ("relcl", "acl")
                 and tok.head.dep_ == "pobj"
@@ -329,13 +365,50 @@ class Ends:
                 return self.names(tok, inside=False) or self._misparsed_subject(tok)
         return []
 
+    def _comma_participle(self, tok: Token) -> Token | None:
+        """The complement a participle set off by a comma describes, where the parser
+        hung it on the object of the complement's preposition ("X is the official IDE
+        for Google's Android operating system, built on JetBrains' IntelliJ IDEA": X
+        is built on it, not Android); none without the comma ("a platform for
+        embedded systems built with Java" may be the systems')."""
+        if not (
+            tok.dep_ == "acl"
+            and tok.tag_ == "VBN"
+            and tok.left_edge.i > 0
+            and self.doc[tok.left_edge.i - 1].text == ","
+            and tok.head.dep_ == "pobj"
+            and tok.head.head.dep_ == "prep"
+        ):
+            return None
+        complement = tok.head.head.head
+        # the complement, or a noun or participle the parser hung from it ("a free and
+        # open source codebase for a web browser, principally developed ... by Google",
+        # "a distribution composed of open source software, developed by the Debian
+        # Project")
+        if complement.dep_ in ("attr", "appos") or complement.pos_ == "NOUN":
+            return complement
+        return complement if complement.dep_ == "acl" and complement.tag_ == "VBN" else None
+
+    @staticmethod
+    def _group_of(tok: Token) -> Token | None:
+        """The group a clause on its members describes ("a set of common interfaces
+        defined by PHP-FIG": the set is)."""
+        if tok.dep_ not in ("acl", "relcl") or tok.head.dep_ != "pobj":
+            return None
+        of = tok.head.head
+        if of.dep_ != "prep" or of.lower_ != "of" or of.head.lower_ not in GROUP_NOUNS:
+            return None
+        return of.head
+
     def _misparsed_subject(self, root: Token) -> list[Mention]:
         """The name a copula's clause opens with where the parser gave it no subject's
         role ("AwesomeWM is a dynamic window manager ...", the name taken for a symbol;
         "visionOS is Apple's ... operating system", for an adverbial noun): the one
-        name before the verb that hangs from it, when the verb is "is", "are" or "was"."""
-        if root.lower_ not in ("is", "are", "was", "were"):
-            return []
+        name before the verb that hangs from it, when the verb is "is", "are" or "was",
+        or a passive participle."""
+        passive = root.tag_ == "VBN" and any(c.dep_ == "auxpass" for c in root.children)
+        if root.lower_ not in ("is", "are", "was", "were") and not passive:
+            return []  # "AngularJS, referred to as Angular 1, was built ... by Google"
         before = [
             m
             for c in root.children
@@ -424,7 +497,9 @@ def noun_host(noun: Token) -> Token | None:
         if tok.dep_ in ("conj", "pobj", "prep"):
             tok = tok.head
         else:
-            return tok if tok.pos_ in ("NOUN", "PROPN") else None
+            # a complement the parser headed by an adjective of the list ("a proprietary
+            # and no longer recommended web browser developed by Microsoft")
+            return tok if tok.pos_ in ("NOUN", "PROPN") or tok.dep_ in ("attr", "oprd") else None
     return None
 
 

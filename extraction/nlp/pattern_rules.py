@@ -125,8 +125,8 @@ USED_BASES = frozenset(["build", "fork", "version", "port", "variant"])
 MADE_BY = frozenset(
     """
     developed created maintained managed made designed written authored built published produced
-    released launched sponsored stewarded governed hosted incubated started invented founded
-    co-created co-developed originated owned defined specified standardized standardised
+    conceived released launched sponsored stewarded governed hosted incubated started invented
+    founded co-created co-developed originated owned defined specified standardized standardised
     """.split()  # noqa: SIM905
 )
 #: Participles of making a thing at an organisation ("originally developed at AT&T Bell
@@ -212,6 +212,13 @@ MAX_CLIMB = 8
 #: Longest sentence the patterns read (longer: a list or a table, not prose).
 MAX_SENTENCE_TOKENS = 250
 NOMINAL = frozenset(["NOUN", "PROPN", "PRON", "X"])
+#: People of an organisation, who work at it: what "the team at V" or "engineers at
+#: V" make, V makes.
+WORKER_NOUNS = frozenset(
+    """
+    team teams engineers developers researchers staff employees engineering
+    """.split()  # noqa: SIM905
+)
 #: Nouns of organisations: "a Seattle-based company" says where, not what on.
 ORG_NOUNS = frozenset(
     """

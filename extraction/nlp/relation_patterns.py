@@ -202,7 +202,10 @@ def find_pattern_relations(
         pair = frozenset([f.source.span.start, f.target.span.start])
         if (
             key in seen
-            or f.source.canonical.casefold() == f.target.canonical.casefold()
+            or (
+                f.source.canonical.casefold() == f.target.canonical.casefold()
+                and not _maker_named_after(f)
+            )
             or (f.rule in PAIR_FALLBACK_RULES and pair in pairs)
         ):
             continue
@@ -210,6 +213,17 @@ def find_pattern_relations(
         pairs.add(pair)
         out.append(_slot_typed(f))
     return out
+
+
+def _maker_named_after(f: PatternFound) -> bool:
+    """A company named after its product, written with its legal word ("Roblox
+    Corporation", "Unigine Corp."), making it: two ends, one name."""
+    return (
+        f.type == "PRODUCES"
+        and f.source.label == "ORG"
+        and f.target.label == "PRODUCT"
+        and f.source.span.text.casefold() != f.target.span.text.casefold()
+    )
 
 
 #: Rules that find a pair only where no other rule does.

@@ -148,6 +148,44 @@ def test_a_vendor_s_possession_in_its_own_notes_is_its_product() -> None:
     assert ("Initech", "PRODUCES", "Quuxly") not in typed
 
 
+def test_a_possession_the_corpus_files_under_its_owner_is_its_product() -> None:
+    # "Initech's Quuxly" in Acme's notes: the corpus files Quuxly under Initech, so
+    # the possessive is its maker's, at the PRODUCES floor; Zorblax is filed elsewhere
+    text = "Initech's Quuxly and Initech's Zorblax are popular."
+
+    def poss(owned: str) -> RelationMention:
+        return RelationMention(
+            "Initech",
+            "ORG",
+            owned,
+            "PRODUCT",
+            "PRODUCES",
+            0.35,
+            text,
+            (0, 1),
+            (2, 3),
+            "pattern:poss",
+        )
+
+    names = ("Initech", "ORG"), ("Quuxly", "PRODUCT"), ("Zorblax", "PRODUCT")
+    result = ExtractionResult(
+        entities=tuple(mention(name, text, label) for name, label in names),
+        relations=(poss("Quuxly"), poss("Zorblax")),
+    )
+    declared = Gazetteer.build(
+        [
+            ("Initech", NoteFacts(subject="Quuxly", is_product=True)),
+            ("Umbrella", NoteFacts(subject="Zorblax", is_product=True)),
+        ],
+        {"Initech", "Umbrella", "Acme"},
+    )
+    graph = build_vendor_graph([one_chunk(result, text)], vendor="Acme", gazetteer=declared)
+    named = [e.name for e in graph.entities]
+    typed = {(named[r.source], r.type, named[r.target]): r for r in graph.relationships}
+    assert typed[("Initech", "PRODUCES", "Quuxly")].confidence == 0.45
+    assert ("Initech", "PRODUCES", "Zorblax") not in typed
+
+
 def test_overlap_mentions_are_not_counted_twice() -> None:
     base = rows()
     repeated = VendorChunkExtraction(
