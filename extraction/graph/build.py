@@ -77,7 +77,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "140"
+GRAPH_VERSION = "142"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -804,6 +804,8 @@ NOT_BASES = frozenset(["language", "protocol", "standard", "format", "specificat
 DEVICE_KINDS = frozenset(["line", "series", "hardware", "computer", "console"])
 #: The prose rule of "X uses Y" (extraction.nlp.pattern_rules).
 USES = "pattern:uses"
+#: The prose rule of "X embeds Y".
+EMBEDS = "pattern:embeds"
 #: The prose rule of "V's X" (extraction.nlp.pattern_rules), and the confidence it
 #: has when V is the graph's own vendor: the PRODUCES floor.
 POSS = "pattern:poss"
@@ -1048,6 +1050,10 @@ def _add_edge(
         and entity_for.namer.kind(edge.target) in NOT_BASES
     ):
         return  # "Google's JavaScript engine" is its engine for JavaScript
+    if edge.method == EMBEDS and entity_for.namer.kind(edge.target) in NOT_BASES:
+        # "HTML can embed scripting languages such as PHP or JavaScript": a document
+        # holding programs in a language is related to it, not built on it
+        edge = replace(edge, type="RELATED_TO")
     if (
         edge.method == USES
         and entity_for.namer.kind(edge.target) not in (*NOT_BASES, "")

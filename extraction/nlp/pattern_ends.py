@@ -135,6 +135,8 @@ class Ends:
             return [closing]
         if (employer := self._employer(tok)) is not None:
             return [employer]
+        if tok.pos_ == "NOUN" and (examples := self._examples(tok, depth)):
+            return examples
         if tok.pos_ not in ("NOUN", "PROPN") or (
             tok.lower_ not in GENERIC | FOR_NOUNS and not open_source
         ):
@@ -180,6 +182,30 @@ class Ends:
                         return [m]
                     if depth < 2 and (inner := self._inside(pobj, depth + 1)):
                         return inner
+        return []
+
+    def _examples(self, tok: Token, depth: int) -> list[Mention]:
+        """The names a plain noun gives as its examples ("hypervisors such as VMware
+        ESXi", "a range of container tools, including Docker", "web frameworks like
+        Flask"), and those of a plain noun a word of quantity stands before ("a variety
+        of guest operating systems, including Windows")."""
+        for child in tok.children:
+            if child.dep_ != "prep":
+                continue
+            such_as = child.lower_ == "as" and any(c.lower_ == "such" for c in child.children)
+            example = such_as or child.lower_ in ("including", "like")
+            quantity = child.lower_ == "of" and tok.lower_ in QUANTITY_NOUNS and depth < 2
+            for pobj in child.children:
+                if pobj.dep_ != "pobj":
+                    continue
+                if example and (m := self.at(pobj)) is not None and not m.pronoun:
+                    listed = [m, *(c for t in conjuncts(pobj) if (c := self.at(t)) is not None)]
+                    # examples of a kind of product are products, whatever the model
+                    # guessed ("specifications, including JSP, Servlets, and WebSockets")
+                    kind = tok.lower_ in GENERIC | FOR_NOUNS | KIND_NOUNS
+                    return [_as_product(e) if kind else e for e in listed]
+                if quantity and (inner := self._inside(pobj, depth + 1)):
+                    return inner
         return []
 
     def _right_before(self, tok: Token) -> Mention | None:
@@ -503,12 +529,35 @@ def noun_host(noun: Token) -> Token | None:
     return None
 
 
+def _as_product(m: Mention) -> Mention:
+    """``m`` read as a product where only the model typed it as something else."""
+    if not guessed_other(m):
+        return m
+    return Mention(m.span, "PRODUCT", m.canonical, m.pronoun, True, True)
+
+
+def given_as_example(slot: Token, m: Mention) -> bool:
+    """Whether ``m`` is an example a plain noun in ``slot`` gives ("platforms such as
+    Windows API"), not the slot's own name."""
+    tok = m.span.root
+    for _ in range(MAX_CLIMB):
+        if tok.i == slot.i or tok.head.i == tok.i:
+            return False
+        if tok.dep_ == "prep" and (tok.lower_ in ("including", "like", "as")):
+            return True
+        tok = tok.head
+    return False
+
+
 def guessed_other(m: Mention) -> bool:
     """A name only the statistical model typed, as something other than a product."""
     return m.label != "PRODUCT" and m.span.kb_id_ == "ner"
 
 
 MODIFIERS = frozenset(["compound", "nmod", "amod"])
+#: Words of a quantity of things, which stand for the things ("a variety of guest
+#: operating systems").
+QUANTITY_NOUNS = frozenset(["variety", "range", "number", "host", "multitude", "array", "lot"])
 
 
 def modifier_words(tok: Token) -> Iterator[Token]:

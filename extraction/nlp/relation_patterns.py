@@ -129,6 +129,7 @@ from extraction.nlp.pattern_ends import (
     MODIFIERS,
     Ends,
     conjuncts,
+    given_as_example,
     guessed_other,
     lists_things,
     modifier_words,
@@ -452,6 +453,10 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         # a product using another, not a company or its users ("Netflix uses ..."); a
         # company's support for a product is the support rule's
         sources = [m for m in sources if m.label == "PRODUCT"]
+    if rule == "uses" and "tgt" in at:
+        # what a product uses is named: "uses Microsoft software development platforms
+        # such as Windows API" says what it builds for, not what it is built with
+        targets = [m for m in targets if not given_as_example(at["tgt"], m)]
     if rule == "project_of":
         # "part of the Cloud Native Computing Foundation", not "part of the OpenJS
         # Foundation's Ecosystem Sustainability Program": an organisation the notes

@@ -186,6 +186,44 @@ def test_a_possession_the_corpus_files_under_its_owner_is_its_product() -> None:
     assert ("Initech", "PRODUCES", "Zorblax") not in typed
 
 
+def test_a_document_embedding_a_language_is_related_to_it_not_built_on_it() -> None:
+    # "HTML can embed scripting languages such as JavaScript"; "Zorblax embeds Quuxly"
+    text = "HTML can embed JavaScript. Zorblax embeds Quuxly."
+
+    def embeds(host: str, guest: str) -> RelationMention:
+        return RelationMention(
+            host,
+            "PRODUCT",
+            guest,
+            "PRODUCT",
+            "BASED_ON",
+            0.45,
+            text,
+            (0, 1),
+            (2, 3),
+            "pattern:embeds",
+        )
+
+    names = ("HTML", "JavaScript", "Zorblax", "Quuxly")
+    result = ExtractionResult(
+        entities=tuple(mention(name, text, "PRODUCT") for name in names),
+        relations=(embeds("HTML", "JavaScript"), embeds("Zorblax", "Quuxly")),
+    )
+    declared = Gazetteer.build(
+        [
+            ("Acme", NoteFacts(subject="JavaScript", is_product=True, kind="language")),
+            ("Acme", NoteFacts(subject="Quuxly", is_product=True, kind="engine")),
+        ],
+        {"Acme"},
+    )
+    graph = build_vendor_graph([one_chunk(result, text)], vendor="Acme", gazetteer=declared)
+    named = [e.name for e in graph.entities]
+    typed = {(named[r.source], r.type, named[r.target]) for r in graph.relationships}
+    assert ("Zorblax", "BASED_ON", "Quuxly") in typed, typed
+    assert ("HTML", "BASED_ON", "JavaScript") not in typed, typed
+    assert {("HTML", "RELATED_TO", "JavaScript"), ("JavaScript", "RELATED_TO", "HTML")} & typed
+
+
 def test_overlap_mentions_are_not_counted_twice() -> None:
     base = rows()
     repeated = VendorChunkExtraction(

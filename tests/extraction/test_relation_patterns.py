@@ -1152,3 +1152,50 @@ def test_an_ampersand_between_declared_names_lists_them(extractor: Extractor) ->
     # one name written twice around it is one name
     names = [e.text for e in extractor.extract("It is sold by Johnson & Johnson.", ctx).entities]
     assert names.count("Johnson") < 2, names
+
+
+def test_the_examples_a_plain_noun_gives_are_its_names(extractor: Extractor) -> None:
+    """ "hypervisors such as VMware ESXi, Microsoft Hyper-V or KVM", "a range of container
+    tools, including Docker", "frameworks like Flask": each example is an end; examples
+    of a kind of product are products whatever the model guessed; what a product uses
+    is named, not exemplified."""
+    ctx = ExtractionContext(
+        known_entities=(
+            ("Stormshield Network Security", "PRODUCT"),
+            ("VMware ESXi", "PRODUCT"),
+            ("Microsoft Hyper-V", "PRODUCT"),
+            ("KVM", "PRODUCT"),
+            ("Kubernetes", "PRODUCT"),
+            ("Docker", "PRODUCT"),
+            ("Visual Studio", "PRODUCT"),
+            ("Windows API", "PRODUCT"),
+            ("Apache Tomcat", "PRODUCT"),
+        )
+    )
+
+    def typed(text: str) -> set[tuple[str, str, str]]:
+        return {
+            (r.source, r.type, r.target)
+            for r in extractor.extract(text, ctx).relations
+            if r.method.startswith("pattern:")
+        }
+
+    found = typed(
+        "Stormshield Network Security is compatible with hypervisors such as VMware ESXi, "
+        "Microsoft Hyper-V or KVM."
+    )
+    for hypervisor in ("VMware ESXi", "Microsoft Hyper-V", "KVM"):
+        assert ("Stormshield Network Security", "RELATED_TO", hypervisor) in found, found
+    found = typed("Kubernetes supports a range of container tools, including Docker.")
+    assert ("Kubernetes", "RELATED_TO", "Docker") in found, found
+    uses = "Visual Studio uses development platforms such as Windows API."
+    assert not [r for r in typed(uses) if r[2] == "Windows API"], typed(uses)
+    tomcat = (
+        "Apache Tomcat is a web server that implements various Jakarta web specifications, "
+        "including JSP, Servlets, and WebSockets."
+    )
+    result = extractor.extract(tomcat, ctx)
+    related = {r.target for r in result.relations if r.method == "pattern:works_with"}
+    assert {"JSP", "Servlets", "WebSockets"} <= related, related
+    labels = {e.text: e.label for e in result.entities}
+    assert all(labels[n] == "PRODUCT" for n in ("JSP", "Servlets", "WebSockets")), labels
