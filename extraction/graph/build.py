@@ -77,7 +77,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "142"
+GRAPH_VERSION = "145"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -762,7 +762,7 @@ def _prose_detail(r: RelationMention) -> tuple[tuple[str, str], ...]:
     if not r.detail:
         return (("provenance", "prose"),)
     # a support rule's detail is the offering's name; a possessive's says how it owns
-    key = "owned" if r.method == POSS else "offering"
+    key = "owned" if r.method == POSS else "kind" if r.method == USES else "offering"
     return (("provenance", "prose"), (key, r.detail))
 
 
@@ -1054,9 +1054,10 @@ def _add_edge(
         # "HTML can embed scripting languages such as PHP or JavaScript": a document
         # holding programs in a language is related to it, not built on it
         edge = replace(edge, type="RELATED_TO")
+    used_kind = entity_for.namer.kind(edge.target) or dict(edge.detail).get("kind", "")
     if (
         edge.method == USES
-        and entity_for.namer.kind(edge.target) not in (*NOT_BASES, "")
+        and used_kind not in (*NOT_BASES, "")
         and entity_for.namer.kind(edge.source) not in DEVICE_KINDS
     ):
         # "X uses Y": a system, engine or library X uses is what X is built on ("uses the

@@ -165,12 +165,16 @@ class Ends:
         modifiers = [m for m in modifiers if not self._runs_on(m, tok)]
         if not modifiers and (before := self._right_before(tok)) is not None:
             modifiers = [before]
+        # a name before a word for a kind of product is a product, whatever the model
+        # guessed ("the GObject type system", "the Fluentd project"); an owner is not
+        kind = bool(modifiers) and tok.lower_ in KIND_NOUNS - BODY_WORKS
         if not modifiers:
             modifiers = [m for c in tok.children if c.dep_ == "poss" and (m := self.at(c))]
         if modifiers:
             # a product before an owner ("the Eclipse OpenJ9 JVM" is OpenJ9)
             products = [m for m in modifiers if m.label == "PRODUCT"] or modifiers
-            return [min(products, key=lambda m: m.span.start)]
+            first = min(products, key=lambda m: m.span.start)
+            return [_as_product(first) if kind else first]
         # "versions of Keycloak", "API standards like OpenAPI", and a plain noun there
         # in turn ("a modified version of the Linux kernel" is Linux)
         for child in tok.children:
@@ -555,6 +559,9 @@ def guessed_other(m: Mention) -> bool:
 
 
 MODIFIERS = frozenset(["compound", "nmod", "amod"])
+#: Kinds of product a standards body names in front of them ("the ISO standard", "the
+#: W3C specification"): what names them may be no product.
+BODY_WORKS = frozenset(["standard", "standards", "specification", "specifications"])
 #: Words of a quantity of things, which stand for the things ("a variety of guest
 #: operating systems").
 QUANTITY_NOUNS = frozenset(["variety", "range", "number", "host", "multitude", "array", "lot"])

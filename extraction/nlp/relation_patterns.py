@@ -227,6 +227,13 @@ def _maker_named_after(f: PatternFound) -> bool:
     )
 
 
+#: Words for what a product is built on, when it uses one ("uses the GObject type
+#: system", "uses the V8 engine"): not a language, a format or a protocol.
+BASE_KINDS = frozenset(
+    ["system", "engine", "library", "framework", "platform", "runtime", "kernel", "toolkit"]
+)
+
+
 #: Rules that find a pair only where no other rule does.
 FALLBACK_RULES = frozenset(["kind_of"])
 #: Rules that find a pair only where no other rule finds it of any type ("a
@@ -464,13 +471,17 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         sources = [m for m in sources if m.span.kb_id_ != "ner" or has_org_word(m.canonical)]
     if rule == "made_by" and any(c.dep_ == "mark" and c.lower_ == "as" for c in trigger.children):
         return  # "As defined by NATO, OSINT is ...": a definition's source, not a maker
+    # what a product uses is said to be a system, an engine, a library ... ("uses the
+    # GObject type system"): the graph reads it as the product's base
+    used = at["tgt"].lower_ if rule == "uses" and "tgt" in at else ""
+    detail = used if used in BASE_KINDS else ""
     for s in sources:
         for t in targets:
             # an end holding the trigger is the phrase itself ("Component Framework")
             if s.span.start != t.span.start and not any(
                 m.span.start <= trigger.i < m.span.end for m in (s, t)
             ):
-                yield PatternFound(rtype, rule, s, t, trigger.sent)
+                yield PatternFound(rtype, rule, s, t, trigger.sent, detail)
 
 
 def _colon_list(ends: Ends, tok: Token) -> list[Mention]:

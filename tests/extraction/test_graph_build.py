@@ -224,6 +224,38 @@ def test_a_document_embedding_a_language_is_related_to_it_not_built_on_it() -> N
     assert {("HTML", "RELATED_TO", "JavaScript"), ("JavaScript", "RELATED_TO", "HTML")} & typed
 
 
+def test_what_a_product_uses_as_a_system_is_its_base() -> None:
+    # "Vala uses the GObject type system": no note declares GObject, the prose says it
+    # is a system; "Vala uses Quuxly" says nothing of what Quuxly is
+    text = "Vala uses the GObject type system. Vala uses Quuxly."
+
+    def uses(target: str, kind: str) -> RelationMention:
+        return RelationMention(
+            "Vala",
+            "PRODUCT",
+            target,
+            "PRODUCT",
+            "RELATED_TO",
+            0.45,
+            text,
+            (0, 1),
+            (2, 3),
+            "pattern:uses",
+            kind,
+        )
+
+    names = ("Vala", "GObject", "Quuxly")
+    result = ExtractionResult(
+        entities=tuple(mention(name, text, "PRODUCT") for name in names),
+        relations=(uses("GObject", "system"), uses("Quuxly", "")),
+    )
+    graph = one_chunk_graph(result, text)
+    named = [e.name for e in graph.entities]
+    typed = {(named[r.source], r.type, named[r.target]) for r in graph.relationships}
+    assert ("Vala", "BASED_ON", "GObject") in typed, typed
+    assert ("Vala", "BASED_ON", "Quuxly") not in typed, typed
+
+
 def test_overlap_mentions_are_not_counted_twice() -> None:
     base = rows()
     repeated = VendorChunkExtraction(

@@ -1199,3 +1199,18 @@ def test_the_examples_a_plain_noun_gives_are_its_names(extractor: Extractor) -> 
     assert {"JSP", "Servlets", "WebSockets"} <= related, related
     labels = {e.text: e.label for e in result.entities}
     assert all(labels[n] == "PRODUCT" for n in ("JSP", "Servlets", "WebSockets")), labels
+
+
+def test_a_name_before_a_word_for_a_kind_of_product_is_a_product(extractor: Extractor) -> None:
+    """ "the GObject type system": the model guesses an organisation, the kind word
+    says a product (and the use says what kind, for the graph to read a base); a
+    standards body before "standard" stays what the model says."""
+    ctx = ExtractionContext(known_entities=(("Vala", "PRODUCT"), ("mruby", "PRODUCT")))
+    text = "Vala uses the GObject type system to create classes and interfaces."
+    result = extractor.extract(text, ctx)
+    labels = {e.text: e.label for e in result.entities}
+    assert labels.get("GObject") == "PRODUCT", labels
+    uses = [r for r in result.relations if r.method == "pattern:uses"]
+    assert [(r.source, r.target, r.detail) for r in uses] == [("Vala", "GObject", "system")]
+    standard = extractor.extract("mruby is compliant with part of the ISO standard.", ctx)
+    assert all(e.label != "PRODUCT" for e in standard.entities if e.text == "ISO"), standard
