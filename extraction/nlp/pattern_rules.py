@@ -167,7 +167,7 @@ GENERIC = frozenset(
     system servers server services service specification standard standards stack ecosystem
     architecture kernel jvm software protocol protocols product products specifications apis
     infrastructure database databases instances formats format templates template editor
-    editors browser browsers
+    editors browser browsers series line lineup family suite
     """.split()  # noqa: SIM905
 )
 EMBED = frozenset(["embeds", "embed", "embedding", "embedded", "bundles", "bundling"])

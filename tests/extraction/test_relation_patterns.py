@@ -1214,3 +1214,25 @@ def test_a_name_before_a_word_for_a_kind_of_product_is_a_product(extractor: Extr
     assert [(r.source, r.target, r.detail) for r in uses] == [("Vala", "GObject", "system")]
     standard = extractor.extract("mruby is compliant with part of the ISO standard.", ctx)
     assert all(e.label != "PRODUCT" for e in standard.entities if e.text == "ISO"), standard
+
+
+def test_a_series_line_family_or_suite_stands_for_its_name(extractor: Extractor) -> None:
+    ctx = ExtractionContext(
+        known_entities=(
+            ("Pixel Watch", "PRODUCT"),
+            ("Google Pixel", "PRODUCT"),
+            ("AQAvit", "PRODUCT"),
+        ),
+        subject="Pixel Watch",
+    )
+    for text, target in (
+        ("Pixel Watch is part of the Google Pixel series.", "Google Pixel"),
+        ("Pixel Watch is included as part of the free Google Pixel line.", "Google Pixel"),
+        ("Pixel Watch releases must pass the AQAvit quality verification suite.", "AQAvit"),
+    ):
+        found = {
+            (r.source, r.target)
+            for r in extractor.extract(text, ctx).relations
+            if r.type == "RELATED_TO"
+        }
+        assert ("Pixel Watch", target) in found, (text, found)
