@@ -91,7 +91,7 @@ NAMED_KIND_OWNED = "named kind"
 #: reads as a place ("the Elastic Stack"); the graph keeps their evidence only where
 #: both ends settle as products (extraction.graph.build).
 PRODUCT_PAIR_RULES = frozenset(
-    ["part_of", "made_for", "uses", "supports_product", "successor", "certified"]
+    ["part_of", "made_for", "uses", "supports_product", "successor", "certified", "acts_on"]
 )
 
 

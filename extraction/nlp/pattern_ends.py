@@ -313,6 +313,8 @@ class Ends:
         description on the way, not the end ("a Kubernetes-based Event Driven
         Autoscaler" is KEDA)."""
         tok = trigger
+        # an infinitive: what something is there to do ("an API to control Chrome")
+        purpose = any(c.dep_ == "aux" and c.lower_ == "to" for c in trigger.children)
         for _ in range(MAX_CLIMB):
             # a plain noun on the way is the product's kind, and what modifies it is
             # not the product ("a PHP framework developed by X": X did not make PHP)
@@ -350,7 +352,9 @@ class Ends:
                 continue
             if tok.dep_ == "acl" and (named := self._named_kind(tok.head)) is not None:
                 return [named]  # "the MeeGo operating system made by Nokia" is MeeGo
-            if (complement := self._comma_participle(tok) or self._group_of(tok)) is not None:
+            if (
+                complement := self._comma_participle(tok) or self._group_of(tok) or _way_to(tok)
+            ) is not None:
                 tok = complement
                 continue
             if (
@@ -383,6 +387,10 @@ class Ends:
                     and any(c.dep_ == "aux" and c.lower_ == "to" for c in tok.children)
                 )
                 or (tok.dep_ == "dobj" and tok.head.lower_ in ("has", "have", "had"))
+                # what a product provides to do something does what it does
+                # ("Playwright provides a set of APIs to automate Chromium"); not the
+                # support or the implementation it provides
+                or (tok.dep_ == "dobj" and tok.head.lower_ in PROVIDE_VERBS and purpose)
             ):
                 # a participle in front is about the main clause's subject
                 # ("Published by Mojang, Minecraft is a game")
@@ -533,6 +541,19 @@ def noun_host(noun: Token) -> Token | None:
     return None
 
 
+def _way_to(tok: Token) -> Token | None:
+    """The noun a purpose describes through what it comes with ("a framework with an
+    intuitive way to create ... web applications with Vue.js": the framework's)."""
+    if tok.dep_ not in ("relcl", "acl") or not any(
+        c.dep_ == "aux" and c.lower_ == "to" for c in tok.children
+    ):
+        return None
+    with_ = tok.head.head
+    if tok.head.dep_ != "pobj" or with_.dep_ != "prep" or with_.lower_ != "with":
+        return None
+    return with_.head if with_.head.pos_ in ("NOUN", "PROPN") else None
+
+
 def _as_product(m: Mention) -> Mention:
     """``m`` read as a product where only the model typed it as something else."""
     if not guessed_other(m):
@@ -562,6 +583,8 @@ MODIFIERS = frozenset(["compound", "nmod", "amod"])
 #: Kinds of product a standards body names in front of them ("the ISO standard", "the
 #: W3C specification"): what names them may be no product.
 BODY_WORKS = frozenset(["standard", "standards", "specification", "specifications"])
+#: Verbs of providing: what the object is there to do, the subject does.
+PROVIDE_VERBS = frozenset(["provides", "provide", "offers", "offer"])
 #: Words of a quantity of things, which stand for the things ("a variety of guest
 #: operating systems").
 QUANTITY_NOUNS = frozenset(["variety", "range", "number", "host", "multitude", "array", "lot"])

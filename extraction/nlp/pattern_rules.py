@@ -122,6 +122,13 @@ USE = frozenset(["uses", "use", "used", "using", "deploys", "deploying", "deploy
 MAKE_VERBS = frozenset(["make", "build", "create", "develop", "power"])
 #: What a product uses of another that makes it based on that one ("uses a fork of Y").
 USED_BASES = frozenset(["build", "fork", "version", "port", "variant"])
+#: Verbs of acting on a product that a product is for ("APIs to automate Chromium",
+#: "an API to control Chrome", "a tool to manage Docker").
+ACT_VERBS = frozenset(
+    """
+    automate control manage monitor extend administer orchestrate configure debug
+    """.split()  # noqa: SIM905
+)
 MADE_BY = frozenset(
     """
     developed created maintained managed made designed written authored built published produced
@@ -610,6 +617,17 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
             ],
             [  # "X comprises A and B"
                 _trigger({**_any(COMPRISE), "POS": "VERB"}),
+                _node("trigger", ">", "tgt", {"DEP": "dobj"}),
+            ],
+        ],
+    ),
+    "acts_on": (
+        "RELATED_TO",
+        [
+            [  # "a set of APIs to automate Chromium, Firefox, and WebKit", "an API to
+                # control Chrome": what a product is for doing, to another product
+                _trigger(_any(ACT_VERBS)),
+                _node("trigger", ">", "to", {"DEP": "aux", "LOWER": "to"}),
                 _node("trigger", ">", "tgt", {"DEP": "dobj"}),
             ],
         ],

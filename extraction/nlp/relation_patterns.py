@@ -104,6 +104,10 @@ The rules and what they find:
                           where no other rule finds the pair of any type; the graph keeps
                           only a Y the corpus declares a protocol, standard, format or
                           specification
+``acts_on``               RELATED_TO: "a set of APIs to automate Chromium", "an API to
+                          control Chrome", "a tool to manage Docker" (automate, control,
+                          manage, monitor, extend, administer, orchestrate, configure or
+                          debug Y, Y a product), where no other rule finds the pair
 ``works_with``            RELATED_TO: "integrates with Y", "compatible with Y", "designed
                           to work with Y", "packaged / shipped with Y", "X complements
                           Y", "modeled after / inspired by Y", "an operating system
@@ -239,7 +243,7 @@ FALLBACK_RULES = frozenset(["kind_of"])
 #: Rules that find a pair only where no other rule finds it of any type ("a
 #: controller for Kubernetes" is for_noun's BASED_ON, not also made_for's RELATED_TO).
 PAIR_FALLBACK_RULES = frozenset(
-    ["made_for", "uses", "supports_product", "speaks", "engine_of", "line_of"]
+    ["made_for", "uses", "supports_product", "speaks", "engine_of", "line_of", "acts_on"]
 )
 
 

@@ -179,6 +179,8 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     # successor: "the successor of / replacement for Y", "X replaces Y"; the labels read
     # each of the corpus's 9 such statements outside "drop-in replacement" as RELATED_TO
     ("RELATED_TO", "pattern:successor", "*", "*"): 0.45,  # 2/2 sampled (2026-11-29)
+    # acts_on: "APIs to automate Chromium", "an API to control Chrome" (2026-11-30)
+    ("RELATED_TO", "pattern:acts_on", "*", "*"): 0.45,
     # certified: "certified using the Java Compatibility Kit", "pass the AQAvit ...
     # suite": the corpus's Java builds say so (2026-11-29), each labelled RELATED_TO
     ("RELATED_TO", "pattern:certified", "*", "*"): 0.45,  # 5/5 sampled

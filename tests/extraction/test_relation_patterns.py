@@ -247,6 +247,12 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             ("Intel", "Unix"),
             "made_at",
         ),
+        (
+            "Electron provides a set of APIs to automate Chromium, Firefox, and WebKit browsers.",
+            None,
+            ("Electron", "Firefox"),
+            "acts_on",
+        ),
         # ACQUIRED
         (
             "XCP-ng is a fork of XenServer, which was acquired by Citrix in 2013.",
@@ -757,7 +763,7 @@ def test_what_a_sentence_denies_places_or_describes_in_passing_is_no_base(
     )
     # ... none there, no relation (not the subject of the sentence)
     assert not _typed(
-        extractor, "It was forked from the old suite, a version of the earlier Drupal.", "Vue"
+        extractor, "It was forked from the old codebase, a version of the earlier Drupal.", "Vue"
     )
     # a participle on a definite "name + kind" is about that name
     made = _typed(extractor, "It continues the Drupal operating system made by Intel.", "Vue")
@@ -1236,3 +1242,29 @@ def test_a_series_line_family_or_suite_stands_for_its_name(extractor: Extractor)
             if r.type == "RELATED_TO"
         }
         assert ("Pixel Watch", target) in found, (text, found)
+
+
+def test_what_a_product_is_for_doing_to_another(extractor: Extractor) -> None:
+    """ "a set of APIs to automate Chromium, Firefox, and WebKit browsers": what the
+    product provides does what the product does; "a framework with an intuitive way to
+    create ... applications with Vue": the framework's purpose; not what the subject
+    does with something ("Users automate Docker with scripts")."""
+    found = _typed(
+        extractor,
+        "Electron provides a set of APIs to automate Chromium, Firefox, and WebKit browsers.",
+    )
+    for browser in ("Chromium", "Firefox", "WebKit"):
+        assert ("Electron", "RELATED_TO", browser) in found, found
+    nuxt = (
+        "Vuetify is a free and open-source framework with an intuitive and extendable way to "
+        "create type-safe, performant and production-grade full-stack web applications and "
+        "websites with Vue."
+    )
+    assert ("Vuetify", "BASED_ON", "Vue") in _typed(extractor, nuxt), _typed(extractor, nuxt)
+    # a finite verb is no purpose
+    found = _found(extractor, "Netflix engineers automate Docker with Terraform.")
+    assert not [f for f in found if f[3] == "pattern:acts_on"], found
+    # what a product provides is its own only as a purpose: not the support it provides
+    support = "Electron provides a total of 14 months of support for each Kubernetes version."
+    found = _typed(extractor, support)
+    assert ("Electron", "RELATED_TO", "Kubernetes") not in found, found
