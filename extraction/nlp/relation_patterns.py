@@ -238,6 +238,13 @@ BASE_KINDS = frozenset(
 )
 
 
+#: Words before a tool's kind that make it serve what it is for, not be built on it
+#: ("a package manager for JavaScript", "a test framework for Angular applications").
+SERVING_WORDS = frozenset(["package", "test", "testing"])
+#: What is built on a platform ("Angular applications").
+BUILT_THINGS = frozenset(["applications", "application", "apps", "app", "programs", "code"])
+
+
 #: Rules that find a pair only where no other rule does.
 FALLBACK_RULES = frozenset(["kind_of"])
 #: Rules that find a pair only where no other rule finds it of any type ("a
@@ -391,10 +398,16 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         return
     if rule == "for_noun" and lists_things(at["tgt"]):
         return  # "a service mesh for containers, Kubernetes and VMs": targets, not a base
-    if rule == "for_noun" and any(
-        c.lower_ == "package" and c.dep_ in ("compound", "nmod") for c in trigger.children
+    serving = {
+        c.lower_ for c in trigger.children if c.dep_ in ("compound", "nmod", "amod")
+    } & SERVING_WORDS
+    if rule == "for_noun" and (
+        "package" in serving or (serving and at["tgt"].lower_ in BUILT_THINGS)
     ):
-        return  # "a package manager for JavaScript" serves the language (made_for)
+        # "a package manager for JavaScript" serves the language, "an end-to-end test
+        # framework for Angular applications" tests what is built on it (made_for); "a
+        # testing framework for PHP" is a PHP framework
+        return
     if rule == "for_noun" and any(
         c.lower_ == "operating" for t in (trigger, trigger.head) for c in t.children
     ):

@@ -1268,3 +1268,16 @@ def test_what_a_product_is_for_doing_to_another(extractor: Extractor) -> None:
     support = "Electron provides a total of 14 months of support for each Kubernetes version."
     found = _typed(extractor, support)
     assert ("Electron", "RELATED_TO", "Kubernetes") not in found, found
+
+
+def test_a_test_framework_for_a_platform_serves_it(extractor: Extractor) -> None:
+    """ "an end-to-end test framework for Angular applications" tests what is built on
+    Angular: related, not built on it; a framework for it is built on it."""
+    found = _typed(extractor, "Argo CD is an end-to-end test framework for Angular applications.")
+    assert ("Argo CD", "RELATED_TO", "Angular") in found, found
+    assert ("Argo CD", "BASED_ON", "Angular") not in found, found
+    found = _typed(extractor, "Argo CD is a web framework for Angular applications.")
+    assert ("Argo CD", "BASED_ON", "Angular") in found, found
+    # a testing framework for a language is one of the language's
+    found = _typed(extractor, "Argo CD is a testing framework for JavaScript.")
+    assert ("Argo CD", "BASED_ON", "JavaScript") in found, found
