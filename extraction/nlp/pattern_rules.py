@@ -834,6 +834,16 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
             ],
         ],
     ),
+    "made_from": (
+        "PRODUCES",
+        [
+            [  # "a fork of the KHTML and KJS libraries from KDE": a name from V is V's
+                _trigger({"LOWER": "from", "DEP": "prep"}),
+                _node("trigger", "<", "src", {"POS": "PROPN"}),
+                _node("trigger", ">", "tgt", {"DEP": "pobj", "POS": "PROPN"}),
+            ]
+        ],
+    ),
     "made_at": (
         "PRODUCES",
         [

@@ -69,6 +69,8 @@ The rules and what they find:
 ``made_by``               PRODUCES: "developed / created / maintained / managed / published /
                           hosted / owned / defined / standardized by V" (not "As defined
                           by V, X is ..."), "a data store from V", "a suite offered by V"
+``made_from``             PRODUCES: "the KHTML and KJS libraries from KDE" (a product's
+                          name, from an organisation)
 ``made_at``               PRODUCES: "(originally) developed / created / designed at V" (V
                           an organisation: "created at Yahoo!", "developed at AT&T Bell
                           Labs")
@@ -438,9 +440,32 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         # "developed by KDE contributors, Apple, Google, ..., and others": the makers
         # the parser hung elsewhere, listed after the slot's phrase
         targets = [*targets, *_listed_after(ends, at["tgt"])]
-    if rule in ("made_by", "made_at", "project_of"):
+    if rule == "made_from":
+        # a name the notes declare, from an organisation ("the KHTML and KJS libraries
+        # from KDE"); not a plain noun's ("OpenJDK builds from Red Hat" are Red Hat's
+        # builds, not its OpenJDK)
+        if (
+            ends.at(at["src"]) is None
+            or at["src"].dep_ in ("dobj", "pobj")
+            and (at["src"].head.pos_ == "VERB")
+        ):
+            return  # "migrated Vue from Intel": what is moved from V is no product of V's
+        # from an organisation the notes declare; the small model often reads the name
+        # as an organisation too, the slot says product ("a fork of the KHTML and KJS
+        # libraries from KDE"; not "the report on Mitigation of Climate Change from the
+        # United Nations Intergovernmental Panel on Climate Change", no declared maker)
+        makers = ends.names(at["tgt"])
+        if not any(m.label == "ORG" and m.span.kb_id_ == "ruler" for m in makers):
+            return
+        sources = [
+            m if m.label == "PRODUCT" else _typed_as(m, "PRODUCT")
+            for m in ends.names(at["src"])
+            if m.span.kb_id_ != "guess"
+            and (m.label == "PRODUCT" or (m.label == "ORG" and m.span.kb_id_ == "ner"))
+        ]
+    if rule in ("made_by", "made_at", "project_of", "made_from"):
         sources, targets = targets, sources  # the slot holds the maker
-    if rule == "made_at":
+    if rule in ("made_at", "made_from"):
         # made at an organisation, not at a time or a place ("built at scale")
         sources = [m for m in sources if m.label == "ORG"]
     if rule == "supports_product" and "tgt" in at:

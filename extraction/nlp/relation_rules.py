@@ -154,6 +154,7 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     ("BASED_ON", "pattern:powered", "*", "*"): 0.35,  # 2/3
     ("PRODUCES", "pattern:made_by", "*", "*"): 0.8,  # 37/39
     ("PRODUCES", "pattern:made_at", "*", "*"): 0.45,  # 3/3 judged (2026-11-29)
+    ("PRODUCES", "pattern:made_from", "*", "*"): 0.45,  # "libraries from KDE" (2026-11-30)
     ("PRODUCES", "pattern:maker_verb", "*", "*"): 0.45,  # 2/2
     ("PRODUCES", "pattern:project_of", "*", "*"): 0.45,  # 4/4
     # poss: 6/8 judged after "Apple's Mac computers", "its Safari web browser" and

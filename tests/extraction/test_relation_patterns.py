@@ -1281,3 +1281,21 @@ def test_a_test_framework_for_a_platform_serves_it(extractor: Extractor) -> None
     # a testing framework for a language is one of the language's
     found = _typed(extractor, "Argo CD is a testing framework for JavaScript.")
     assert ("Argo CD", "BASED_ON", "JavaScript") in found, found
+
+
+def test_a_name_from_an_organisation_is_its_product(extractor: Extractor) -> None:
+    """ "the KHTML and KJS libraries from KDE" are KDE's; a plain noun from an
+    organisation is not its product's ("OpenJDK builds from Red Hat"), nor what moves
+    from one ("migrated Ubuntu from Intel")."""
+    text = (
+        "WebKit's HTML and JavaScript engine started as a fork of the KHTML and KJS "
+        "libraries from KDE, and has since been further developed by KDE contributors."
+    )
+    names = (("WebKit", "PRODUCT"), ("KHTML", "PRODUCT"), ("KJS", "PRODUCT"), ("KDE", "ORG"))
+    result = extractor.extract(text, ExtractionContext(known_entities=names))
+    found = {(r.source, r.type, r.target, r.method) for r in result.relations}
+    made = {("KDE", "PRODUCES", lib, "pattern:made_from") for lib in ("KHTML", "KJS")}
+    assert made <= found, found
+    for text in ("Vue builds from Red Hat are available.", "Users migrated Vue from Intel."):
+        found = _found(extractor, text)
+        assert not [f for f in found if f[3] == "pattern:made_from"], (text, found)
