@@ -444,10 +444,8 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         # a name the notes declare, from an organisation ("the KHTML and KJS libraries
         # from KDE"); not a plain noun's ("OpenJDK builds from Red Hat" are Red Hat's
         # builds, not its OpenJDK)
-        if (
-            ends.at(at["src"]) is None
-            or at["src"].dep_ in ("dobj", "pobj")
-            and (at["src"].head.pos_ == "VERB")
+        if ends.at(at["src"]) is None or (
+            at["src"].dep_ in ("dobj", "pobj") and at["src"].head.pos_ == "VERB"
         ):
             return  # "migrated Vue from Intel": what is moved from V is no product of V's
         # from an organisation the notes declare; the small model often reads the name
