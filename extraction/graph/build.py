@@ -77,7 +77,7 @@ from extraction.notes.words import plural_noun
 #: Bump when the graph built from the same extraction results changes (here, in
 #: :mod:`extraction.graph.naming` or in :mod:`extraction.graph.note_edges`): the next
 #: rebuild then builds every vendor's graph again, without extracting anything.
-GRAPH_VERSION = "156"
+GRAPH_VERSION = "157"
 
 #: How sure a single mention makes us that the entity exists, by who found it.
 #: Front matter and seeds come from the notes' own metadata; the model is noisier.
@@ -858,6 +858,12 @@ def _kept_relationships(
     return typed, cooccurrence
 
 
+def _used_kind(edge: RawEdge, namer: Namer) -> str:
+    """What a product used is: as the corpus declares it, or as the sentence calls it
+    ("uses the GObject type system": ``uses``' detail)."""
+    return namer.kind(edge.target) or dict(edge.detail).get("kind", "")
+
+
 def _makers_first(typed: list[GraphRelationship]) -> list[GraphRelationship]:
     """Without SUPPORTS where the graph says the same vendor makes the product
     (Sonatype "provides commercial support" for Nexus Repository, which the note says
@@ -1054,10 +1060,9 @@ def _add_edge(
         # "HTML can embed scripting languages such as PHP or JavaScript": a document
         # holding programs in a language is related to it, not built on it
         edge = replace(edge, type="RELATED_TO")
-    used_kind = entity_for.namer.kind(edge.target) or dict(edge.detail).get("kind", "")
     if (
         edge.method == USES
-        and used_kind not in (*NOT_BASES, "")
+        and _used_kind(edge, entity_for.namer) not in (*NOT_BASES, "")
         and entity_for.namer.kind(edge.source) not in DEVICE_KINDS
     ):
         # "X uses Y": a system, engine or library X uses is what X is built on ("uses the

@@ -314,7 +314,7 @@ class Ends:
         Autoscaler" is KEDA)."""
         tok = trigger
         # an infinitive: what something is there to do ("an API to control Chrome")
-        purpose = any(c.dep_ == "aux" and c.lower_ == "to" for c in trigger.children)
+        purpose = infinitive(trigger)
         for _ in range(MAX_CLIMB):
             # a plain noun on the way is the product's kind, and what modifies it is
             # not the product ("a PHP framework developed by X": X did not make PHP)
@@ -382,10 +382,7 @@ class Ends:
                 tok.dep_ in UP
                 or (tok.dep_ == "advcl" and tok.tag_ == "VBN")
                 # a purpose ("Flux is built ... to integrate with Prometheus")
-                or (
-                    tok.dep_ == "advcl"
-                    and any(c.dep_ == "aux" and c.lower_ == "to" for c in tok.children)
-                )
+                or (tok.dep_ == "advcl" and infinitive(tok))
                 or (tok.dep_ == "dobj" and tok.head.lower_ in ("has", "have", "had"))
                 # what a product provides to do something does what it does
                 # ("Playwright provides a set of APIs to automate Chromium"); not the
@@ -544,14 +541,17 @@ def noun_host(noun: Token) -> Token | None:
 def _way_to(tok: Token) -> Token | None:
     """The noun a purpose describes through what it comes with ("a framework with an
     intuitive way to create ... web applications with Vue.js": the framework's)."""
-    if tok.dep_ not in ("relcl", "acl") or not any(
-        c.dep_ == "aux" and c.lower_ == "to" for c in tok.children
-    ):
+    if tok.dep_ not in ("relcl", "acl") or not infinitive(tok):
         return None
     with_ = tok.head.head
     if tok.head.dep_ != "pobj" or with_.dep_ != "prep" or with_.lower_ != "with":
         return None
     return with_.head if with_.head.pos_ in ("NOUN", "PROPN") else None
+
+
+def infinitive(tok: Token) -> bool:
+    """Whether ``tok`` is a verb with "to" ("to control Chrome", "to integrate with")."""
+    return any(c.dep_ == "aux" and c.lower_ == "to" for c in tok.children)
 
 
 def _as_product(m: Mention) -> Mention:

@@ -441,23 +441,22 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         # the parser hung elsewhere, listed after the slot's phrase
         targets = [*targets, *_listed_after(ends, at["tgt"])]
     if rule == "made_from":
-        # a name the notes declare, from an organisation ("the KHTML and KJS libraries
+        # a name, from an organisation the notes declare ("the KHTML and KJS libraries
         # from KDE"); not a plain noun's ("OpenJDK builds from Red Hat" are Red Hat's
-        # builds, not its OpenJDK)
-        if ends.at(at["src"]) is None or (
-            at["src"].dep_ in ("dobj", "pobj") and at["src"].head.pos_ == "VERB"
+        # builds, not its OpenJDK), not what is moved from V ("migrated Vue from
+        # Intel"), not from an undeclared body ("the report on Mitigation of Climate
+        # Change from the United Nations Intergovernmental Panel on Climate Change");
+        # the small model often reads the name as an organisation, the slot says product
+        src = at["src"]
+        if (
+            ends.at(src) is None
+            or (src.dep_ in ("dobj", "pobj") and src.head.pos_ == "VERB")
+            or not any(m.label == "ORG" and m.span.kb_id_ == "ruler" for m in targets)
         ):
-            return  # "migrated Vue from Intel": what is moved from V is no product of V's
-        # from an organisation the notes declare; the small model often reads the name
-        # as an organisation too, the slot says product ("a fork of the KHTML and KJS
-        # libraries from KDE"; not "the report on Mitigation of Climate Change from the
-        # United Nations Intergovernmental Panel on Climate Change", no declared maker)
-        makers = ends.names(at["tgt"])
-        if not any(m.label == "ORG" and m.span.kb_id_ == "ruler" for m in makers):
             return
         sources = [
             m if m.label == "PRODUCT" else _typed_as(m, "PRODUCT")
-            for m in ends.names(at["src"])
+            for m in ends.names(src)
             if m.span.kb_id_ != "guess"
             and (m.label == "PRODUCT" or (m.label == "ORG" and m.span.kb_id_ == "ner"))
         ]
