@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 from dataclasses import dataclass
 from typing import Any
 
 from wordfreq import zipf_frequency
 
-from extraction.lexicon import is_vocabulary
+from extraction.lexicon import is_licence, is_version_like, is_vocabulary
 from extraction.names import LEGAL_SUFFIXES, guess_vendor_type, normalize_name
 from extraction.notes.card import (
     description,
@@ -206,6 +207,8 @@ class NoteFacts:
     :func:`extraction.notes.words.name_words`)."""
     lowered: tuple[str, ...] = ()
     """English words that could be names which its text writes in lower case."""
+    site_names: tuple[str, ...] = ()
+    """Names its links to other sites give what they link to (:func:`site_names`)."""
 
     @property
     def is_org(self) -> bool:
@@ -255,6 +258,7 @@ class NoteFacts:
             "names": list(self.names),
             "written": list(self.written),
             "lowered": list(self.lowered),
+            "site_names": list(self.site_names),
         }
 
     @classmethod
@@ -284,6 +288,7 @@ class NoteFacts:
                 names=tuple(str(n) for n in data.get("names", ())),
                 written=tuple(str(w) for w in data.get("written", ())),
                 lowered=tuple(str(w) for w in data.get("lowered", ())),
+                site_names=tuple(str(n) for n in data.get("site_names", ())),
             )
         except (TypeError, ValueError):
             return cls()
@@ -614,6 +619,101 @@ def support_offers(text: str) -> tuple[SupportOffer, ...]:
     return tuple(found)
 
 
+#: A link to another site: its text and its address.
+_SITE_LINK = re.compile(r"\[([^\]\n]{1,80})\]\(\s*(https?://[^\s()]+)\s*\)")
+#: A site name's words: letters, digits and the marks names use ("Notepad++",
+#: "Joomla!", "OperatorHub.io", "PAN-OS"); no comma, colon or bracket of a phrase.
+_SITE_NAME = re.compile(r"[\w.+#!&'’-]+(?: [\w.+#!&'’-]+){0,3}")
+#: Words of a page about a product, not of its name ("Browser Support", "Breaking
+#: Changes", "Known Issues", "Neo4j Supported Versions", "Release Process").
+_PAGE_WORDS = frozenset(
+    """
+    support supported release releases notes changes changelog issues information
+    schedule matrix advisories advisory process compatibility versions version policy
+    lifecycle guide documentation docs overview blog roadmap announcement finder about
+    introduction faq status security download downloads installation pricing frameworks
+    apis
+    """.split()  # noqa: SIM905
+)
+
+
+def _name_word(word: str) -> bool:
+    """A word written as a name's: capitalised, a number, or with a capital inside it
+    ("iPadOS", "oVirt", "postmarketOS")."""
+    return word[:1].isupper() or word[:1].isdigit() or re.search("[a-z][A-Z]", word) is not None
+
+
+def site_names(body: str) -> tuple[str, ...]:
+    """Texts of a note's links to other sites that name what they link to: the text,
+    letters and digits only, is one of the address's path segments, or the host or a
+    part of it of a link to a home page, and is written as a name.
+
+    >>> site_names(
+    ...     "under the umbrella of [Fluentd](https://www.fluentd.org), "
+    ...     "kernel builds called [UEK](https://docs.oracle.com/en/operating-systems/uek/) "
+    ...     "and [Chromium OS](https://www.chromium.org/chromium-os)"
+    ... )
+    ('Fluentd', 'UEK', 'Chromium OS')
+
+    Not a page about a product, a phrase nor a plain word linked to its address:
+
+    >>> site_names(
+    ...     "[Browser Support](https://jquery.com/browser-support/), "
+    ...     "[semantic HTML](https://github.com/topics/semantic-html), "
+    ...     "[here](https://example.com/here), [Spark](https://example.com/spark) and "
+    ...     "[the docs](https://spring.io/projects/spring-framework)"
+    ... )
+    ()
+    """
+    found: dict[str, None] = {}
+    for m in _SITE_LINK.finditer(body):
+        text = " ".join(m.group(1).replace("**", "").replace("`", "").split())
+        if not _SITE_NAME.fullmatch(text) or text.endswith("."):
+            continue
+        words = text.split()
+        if not (_name_word(words[0]) and _name_word(words[-1])) or any(
+            not _name_word(w) and w not in _NAME_GLUE for w in words
+        ):
+            continue
+        if (
+            any(w.casefold() in _PAGE_WORDS for w in words)
+            or is_vocabulary(text)
+            or is_licence(text)
+            or is_version_like(text)
+        ):
+            continue
+        if len(words) == 1 and not (
+            sum(c.isupper() for c in text) >= 2
+            or re.search("[a-z][A-Z]", text)
+            or zipf_frequency(text.casefold(), "en") < _RARE_ZIPF
+        ):
+            continue  # "Spark", "Calc": English words a link may well be about
+        squashed = _squashed(text)
+        try:
+            address = urlsplit(m.group(2))
+        except ValueError:
+            continue
+        host = (address.hostname or "").removeprefix("www.")
+        path = [p for p in address.path.split("/") if p]
+        # a page of its own on a site ("/products/ibm-i", "github.com/operator-framework")
+        # or a site's home page; not a site's page on something else, whose owner the
+        # text may be ("[Tidelift](https://tidelift.com/funding/github/npm/eslint)")
+        parts = path if path else [host, *host.split(".")]
+        if len(squashed) >= 2 and any(_squashed(p) == squashed for p in parts):
+            found[text] = None
+            if len(found) == MAX_ITEMS:
+                break
+    return tuple(found)
+
+
+def _squashed(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.casefold())
+
+
+#: Zipf frequency under which a word is no English word of its own ("Fluentd").
+_RARE_ZIPF = 3.0
+
+
 def note_facts(doc: SourceDocument) -> NoteFacts:
     """The facts of one note's front matter and links (pure, never raises)."""
     meta = doc.metadata
@@ -697,4 +797,5 @@ def note_facts(doc: SourceDocument) -> NoteFacts:
         names=_other_names(subject, doc, prose) if subject and is_product else (),
         written=written,
         lowered=lowered,
+        site_names=site_names(doc.body),
     )

@@ -17,7 +17,7 @@ from extraction.models import NAMED_KIND_OWNED, EntityMention, ExtractionResult,
 from extraction.notes.corpus import parse_document
 from extraction.notes.structure import Maker, NoteFacts, note_facts, split_makers
 from extraction.notes.words import MAX_WORDS, name_words
-from extraction.rebuild.prepare import chunk_context
+from extraction.rebuild.prepare import chunk_context, note_seeds
 
 REDUX = b"""---
 created_by: Dan Abramov and Andrew Clark
@@ -162,6 +162,36 @@ def test_front_matter_and_links_become_facts() -> None:
         assert note_facts(doc("X", "topic-tool.md", data)).is_product is product, maker
     assert NoteFacts.from_json(redux.to_json()) == redux
     assert NoteFacts.from_json("junk") == NoteFacts() == NoteFacts.from_json({"makers": 5})
+
+
+FLUENT_BIT = b"""---
+title: Fluent Bit
+permalink: /fluent-bit
+---
+> Fluent Bit is an open-source CNCF subproject under the umbrella of
+> [Fluentd](https://www.fluentd.org). It runs beside [OpenUserJS](https://openuserjs.org/) and
+> [Red Hat](https://www.redhat.com/) ships it in [UEK](https://docs.oracle.com/en/uek/).
+
+[Tidelift](https://tidelift.com/funding/github/npm/fluent-bit) sells support for it; see
+[Browser Support](https://example.com/browser-support/), [OpenSearch](https://opensearch.org/docs/),
+[the blog](https://fluentbit.io/blog/), [semantic HTML](https://github.com/topics/semantic-html)
+and [Spark](https://spark.example.com/).
+"""
+
+
+def test_a_link_s_text_naming_the_page_or_site_it_links_to_is_a_name_seed() -> None:
+    """A link's text that is what its address names (a home page, or a page of its own
+    on a site) seeds the note's extraction: as the type the corpus gives the name, else
+    as a product. A site's page on something else (Tidelift's on a package) names what
+    the text may be the owner of; page titles, phrases and plain words are no names."""
+    facts = note_facts(doc("CNCF", "eol-fluent-bit.md", FLUENT_BIT))
+    assert facts.site_names == ("Fluentd", "OpenUserJS", "Red Hat", "UEK")
+    assert NoteFacts.from_json(facts.to_json()) == facts
+    note = doc("CNCF", "eol-fluent-bit.md", FLUENT_BIT)
+    seeds = note_seeds(note, facts, gazetteer_of([*corpus(), note]))
+    assert {("Fluentd", "PRODUCT"), ("OpenUserJS", "PRODUCT"), ("UEK", "PRODUCT")} <= set(seeds)
+    assert ("Red Hat", "ORG") in seeds  # a company the corpus declares stays one
+    assert not {name for name, _ in seeds} & {"Tidelift", "OpenSearch", "Spark"}
 
 
 @pytest.mark.parametrize(
