@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import urlsplit
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from wordfreq import zipf_frequency
 
