@@ -448,6 +448,9 @@ def _subject_is_product(meta: dict[str, Any], subject: str, body: str = "") -> b
     True
     >>> _subject_is_product({"created_by": "Kent Beck"}, "Agile")
     False
+    >>> topics = {"created_by": "Cristian Strat", "github_url": "https://github.com/topics/x"}
+    >>> _subject_is_product(topics, "infoarena"), _subject_is_product(topics, "Climate change")
+    (True, False)
     >>> _subject_is_product(
     ...     {"created_by": "TJ Holowaychuk", "github_url": "https://github.com/expressjs"},
     ...     "Express",
@@ -457,9 +460,11 @@ def _subject_is_product(meta: dict[str, Any], subject: str, body: str = "") -> b
     if meta.get("document_type") == "end-of-life":
         return True
     github = str(meta.get("github_url") or "")
-    if "github.com/topics/" in github:
-        return False
     makers = split_makers(str(meta.get("created_by") or ""))
+    if "github.com/topics/" in github and not (makers and _unenglish(subject)):
+        # a subject GitHub curates ("Climate change"); one named with a word English
+        # has not, made by people named, is a name ("infoarena", a site of contests)
+        return False
     # a word of the trade ("Agile", "Framework") names a concept, but not on the page of
     # a product named so, with its maker and its own repository ("Express", "Lean")
     if is_vocabulary(subject) and not (makers and github):
@@ -485,6 +490,15 @@ def _subject_is_product(meta: dict[str, Any], subject: str, body: str = "") -> b
         )
         # "Service fabric", which its own text writes "Service Fabric": a name
         and not re.search(_written_with_capitals(words), body)
+    )
+
+
+def _unenglish(subject: str) -> bool:
+    """Whether a subject holds a word of three letters or more English hardly uses
+    ("infoarena"; not "Climate change" nor "COVID-19")."""
+    return any(
+        len(w) >= 3 and w.isalpha() and zipf_frequency(w.casefold(), "en") < _RARE_ZIPF
+        for w in re.sub(r"\([^)]*\)", "", subject).split()
     )
 
 
@@ -559,7 +573,29 @@ def _other_names(subject: str, doc: SourceDocument, prose: str) -> tuple[str, ..
     ``prose`` is the note's own text (:func:`_prose`)."""
     names = description_names(subject, description(doc))
     names += description_names(subject, first_paragraph(prose), opens_with_subject=True)
-    return _unique(names)
+    return _unique([*names, *_site_of(subject, doc.metadata.get("url"), prose)])
+
+
+def _site_of(subject: str, url: object, prose: str) -> list[str]:
+    """The subject's site as its text writes it, where the site's address is the
+    subject's name ("Infoarena.ro is the biggest Romanian online community", on the page
+    of infoarena, whose ``url`` is https://www.infoarena.ro/).
+
+    >>> _site_of("infoarena", "https://www.infoarena.ro/", "Infoarena.ro is a site.")
+    ['Infoarena.ro']
+    >>> _site_of("infoarena", "https://example.org/", "Example.org is a site.")
+    []
+    """
+    if not isinstance(url, str):
+        return []
+    try:
+        host = (urlsplit(url).hostname or "").removeprefix("www.")
+    except ValueError:
+        return []
+    if "." not in host or _squashed(host.split(".")[0]) != _squashed(subject):
+        return []
+    written = re.search(rf"(?<![\w./-]){re.escape(host)}(?![\w/-])", prose, re.IGNORECASE)
+    return [written.group(0)] if written else []
 
 
 def _cpe_vendor(value: str) -> str | None:

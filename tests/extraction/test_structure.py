@@ -194,6 +194,30 @@ def test_a_link_s_text_naming_the_page_or_site_it_links_to_is_a_name_seed() -> N
     assert not {name for name, _ in seeds} & {"Tidelift", "OpenSearch", "Spark"}
 
 
+INFOARENA = b"""---
+display_name: infoarena
+github_url: https://github.com/topics/infoarena
+created_by: Cristian Strat, Mircea Pasoi
+topic: infoarena
+url: https://www.infoarena.ro/
+---
+Infoarena.ro is the biggest Romanian online community for Computer Science contests.
+"""
+
+
+def test_a_curated_topic_named_with_a_word_english_has_not_is_a_product_named_by_its_site() -> None:
+    """A page GitHub curates is about a subject ("Climate change"), unless people made it
+    and its name is no English ("infoarena"); the site its address names, as its text
+    writes it, is the product's other name."""
+    facts = note_facts(doc("Cristian_Strat", "topic-infoarena.md", INFOARENA))
+    assert facts.is_product and facts.subject == "infoarena"
+    assert "Infoarena.ro" in facts.names
+    english = INFOARENA.replace(b"display_name: infoarena", b"display_name: Online contests")
+    assert not note_facts(doc("Cristian_Strat", "topic-infoarena.md", english)).is_product
+    nobody = INFOARENA.replace(b"created_by: Cristian Strat, Mircea Pasoi\n", b"")
+    assert not note_facts(doc("Cristian_Strat", "topic-infoarena.md", nobody)).is_product
+
+
 @pytest.mark.parametrize(
     ("front", "problem"),
     [
