@@ -129,10 +129,12 @@ ACT_VERBS = frozenset(
     automate control manage monitor extend administer orchestrate configure debug
     """.split()  # noqa: SIM905
 )
+#: Participles of making a thing, "X is developed by V"; not "sponsored" ("developed by
+#: the community-supported Fedora Project and sponsored by Red Hat": who pays is no maker).
 MADE_BY = frozenset(
     """
     developed created maintained managed made designed written authored built published produced
-    conceived released launched sponsored stewarded governed hosted incubated started invented
+    conceived released launched stewarded governed hosted incubated started invented
     founded co-created co-developed originated owned defined specified standardized standardised
     """.split()  # noqa: SIM905
 )

@@ -279,6 +279,15 @@ def test_a_definition_s_source_is_no_maker(extractor: Extractor) -> None:
     assert not _typed(extractor, text), text
 
 
+def test_a_sponsor_is_no_maker(extractor: Extractor) -> None:
+    text = "Docker is developed by the Docker Project and sponsored by Microsoft."
+    found = _typed(extractor, text)
+    assert ("Microsoft", "PRODUCES", "Docker") not in found, found
+    assert ("Microsoft", "PRODUCES", "Docker") in _typed(
+        extractor, text.replace("sponsor", "design")
+    )
+
+
 def test_what_a_client_or_server_is_named_after_is_what_it_speaks(extractor: Extractor) -> None:
     found = _found(extractor, "Docker is a Xen JSON client.")
     # every name before the noun (the graph keeps protocols and formats only)
