@@ -97,14 +97,16 @@ KIND_NOUNS = (PRODUCT_NOUNS | frozenset(["system"])) - frozenset(["distribution"
 #: Kubernetes", "a compiler for Clojure"), and a language for the platform it runs on
 #: ("a programming language for .NET", "a new language for the Java Virtual Machine",
 #: "a template language for PHP": over the corpus these four, each read right); not what
-#: merely targets one ("a desktop environment for Linux", "a suite for Windows").
+#: merely targets one ("a desktop environment for Linux", "a suite for Windows"); a
+#: programming model for a platform's applications is built on it ("a coding and
+#: configuration model for Java applications").
 FOR_NOUNS = frozenset(
     """
     tool tools controller controllers operator operators plugin plugins plug-in extension
     extensions addon add-on addons add-ons driver drivers provider providers wrapper binding
     bindings implementation system autoscaler framework library module modules sdk compiler
     transpiler port manager dashboard gateway proxy registry agent orchestrator scheduler
-    engine platform service distribution runtime toolkit language languages
+    engine platform service distribution runtime toolkit language languages model
     """.split()  # noqa: SIM905
 )
 #: Participles of "X is designed for Y".

@@ -91,6 +91,12 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             ("Argo CD", "Kubernetes"),
             "for_noun",
         ),
+        (
+            "Spring Boot is a coding and configuration model for Java applications.",
+            None,
+            ("Spring Boot", "Java"),
+            "for_noun",
+        ),
         ("KEDA is a Kubernetes-based event autoscaler.", None, ("KEDA", "Kubernetes"), "y_based"),
         (
             "By embedding Chromium into its binary, Electron allows one codebase.",
