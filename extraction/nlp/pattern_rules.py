@@ -254,6 +254,9 @@ def _trigger(attrs: dict[str, object]) -> dict[str, object]:
     return {"RIGHT_ID": "trigger", "RIGHT_ATTRS": attrs}
 
 
+#: Participles of a thing made with another ("made with LÖVE", "written using Node.js";
+#: "built with Y" is based_on's).
+BUILT_WITH = frozenset(["written", "made", "developed", "implemented", "created"])
 #: The nodes of building things (the trigger, and "obj": "build desktop applications").
 _BUILD_THINGS = [
     _trigger(_any(BUILD_VERBS)),
@@ -471,6 +474,16 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 *_BUILD_THINGS,
                 _node("obj", ">", "using", {"DEP": "acl", "LOWER": "using"}),
                 _node("using", ">", "tgt", {"DEP": "dobj"}),
+            ],
+            [  # "a fantasy computer made with LÖVE"
+                _trigger({**_any(BUILT_WITH), "TAG": {"IN": ["VBN", "VBD"]}}),
+                _node("trigger", ">", "prep", _prep(["with"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "a web framework written using Node.js", "built using LÖVE"
+                _trigger({**_any(BUILT_WITH | {"built"}), "TAG": {"IN": ["VBN", "VBD"]}}),
+                _node("trigger", ">", "using", {"LOWER": "using"}),
+                _node("using", ">", "tgt", {"DEP": {"IN": ["dobj", "pobj"]}}),
             ],
         ],
     ),

@@ -52,8 +52,10 @@ The rules and what they find:
                           language, protocol, standard, format or specification ("a PHP
                           web framework" is written in PHP)
 ``build_with``            BASED_ON: "X is a toolkit to build desktop applications with Y",
-                          "It allows developers to build apps using Y" (one name, not a
-                          list of tools; the graph keeps only a Y the corpus declares)
+                          "It allows developers to build apps using Y", "X is a computer
+                          made using Y", "a framework written using Y", "widgets
+                          implemented with Y" (one name, not a list of tools nor of
+                          examples; the graph keeps only a Y the corpus declares)
 ``made_for``              RELATED_TO: "X is an IDE for Y", "a no-cost option for Y",
                           "developed / created / written / released for Y", "X is
                           available for / on Y", "for use on / with Y" (Y a product), where
@@ -394,9 +396,10 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
             or any(m.label == "LOCATION" for m in ends.names(at["tgt"]))
         ):
             return
-    if rule == "build_with" and any(conjuncts(at["tgt"])):
-        # "building desktop applications using JavaScript, HTML, and CSS": the web's
-        # tools a thing is written with, not one base
+    if rule == "build_with" and (any(conjuncts(at["tgt"])) or len(ends.names(at["tgt"])) > 1):
+        # "building desktop applications using JavaScript, HTML, and CSS", "built using
+        # web technologies such as TypeScript and Electron": the tools a thing is
+        # written with, not one base
         return
     if rule == "for_noun" and lists_things(at["tgt"]):
         return  # "a service mesh for containers, Kubernetes and VMs": targets, not a base

@@ -128,6 +128,24 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             ("Vuetify", "Vue"),
             "build_with",
         ),
+        (
+            "LIKO-12 is an open source fantasy computer made using Vue.",
+            None,
+            ("LIKO-12", "Vue"),
+            "build_with",
+        ),
+        (
+            "Meteor is an isomorphic web framework written using Node.js.",
+            None,
+            ("Meteor", "Node.js"),
+            "build_with",
+        ),
+        (
+            "jQuery UI is a collection of GUI widgets implemented with jQuery.",
+            None,
+            ("jQuery UI", "jQuery"),
+            "build_with",
+        ),
         ("Clear Linux was derived from Ubuntu.", None, ("Clear Linux", "Ubuntu"), "derived"),
         (  # "open source" read as a noun, the server in apposition to it
             "It is based on the open source Keycloak application server.",
@@ -485,6 +503,10 @@ def test_what_a_product_builds_things_with_is_one_base_not_a_list_or_a_mere_use(
     assert not _found(extractor, own)
     cluster = "Terraform is a tool to build a cluster with Kubernetes."
     assert not [f for f in _found(extractor, cluster) if f[3] == "pattern:build_with"]
+    examples = "VS Code is built using web technologies such as TypeScript and Electron."
+    assert not [f for f in _found(extractor, examples) if f[3] == "pattern:build_with"]
+    both = "Visual Studio is made with C# and Rust."
+    assert not [f for f in _found(extractor, both) if f[3] == "pattern:build_with"]
 
 
 def test_a_possessive_owns_its_name_the_names_beside_it_and_those_of_its_plain_noun(
