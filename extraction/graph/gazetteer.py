@@ -299,6 +299,47 @@ def _one_product_per_slug(
     return out
 
 
+def _families(notes: Sequence[tuple[str, NoteFacts]], subjects: Sequence[str]) -> dict[str, str]:
+    """Each vendor's product families: the first words two of its products' names share,
+    where they are a name of their own ("SonarQube" of "SonarQube Server" and "SonarQube
+    Community Build", "Chef Infra" of "Chef Infra Client" and "Chef Infra Server"; not
+    "Apache", an English word, nor "Amazon RDS for", which ends on a word of a phrase),
+    with the vendor whose products they name.
+
+    >>> from extraction.notes.structure import NoteFacts
+    >>> facts = NoteFacts(subject="x", is_product=True)
+    >>> names = ["SonarQube Server", "SonarQube Community Build", "Apache Spark", "Apache Kafka"]
+    >>> _families([("SonarSource", facts)] * 4, names)
+    {'SonarQube': 'SonarSource'}
+    """
+    products: dict[str, set[str]] = {}
+    for (vendor, facts), subject in zip(notes, subjects, strict=True):
+        if subject and facts.is_product and not facts.is_org and not vendor.startswith("_"):
+            products.setdefault(vendor, set()).add(subject)
+    found: dict[str, str] = {}
+    for vendor, names in sorted(products.items()):
+        split = sorted(name.split() for name in names)
+        for i, first in enumerate(split):
+            for other in split[i + 1 :]:
+                k = 0
+                while k < min(len(first), len(other)) and first[k] == other[k]:
+                    k += 1
+                while k and first[k - 1].casefold() in _FAMILY_GLUE:
+                    k -= 1
+                family = " ".join(first[:k])
+                if (
+                    0 < k < min(len(first), len(other))
+                    and _findable(family)
+                    and not is_vocabulary(family)
+                ):
+                    found.setdefault(family, vendor)
+    return found
+
+
+#: Words a product family's name does not end on ("Amazon RDS for MySQL").
+_FAMILY_GLUE = frozenset(["for", "of", "and", "the", "on", "in", "&", "to", "with", "by"])
+
+
 class Gazetteer:
     """Names of the corpus, their types, and where a text mentions them."""
 
@@ -448,6 +489,14 @@ class Gazetteer:
             # the title with its abbreviation is the product of its main name
             if _key(name) in entries and _key(title) not in entries:
                 entries[_key(title)] = surfaces[title] = entries[_key(name)]
+        for family, vendor in _families(notes, subjects).items():
+            # "SonarQube", of "SonarQube Server" and "SonarQube Community Build": the
+            # family of a vendor's products, a product of its own where the notes name it
+            # alone ("a free and open-source version of the SonarQube platform")
+            key = _key(family)
+            if key and key not in entries:  # not a vendor's nor a declared product's name
+                entries[key] = surfaces[family] = Entry(family, "PRODUCT")
+                makers[key] = {_key(vendor)}
         # a name in lower case ("pass", "the team") is a common word far more
         # often than the tool or group of that name: looked up, never searched for
         searchable = {s for s in surfaces if not s.islower()}

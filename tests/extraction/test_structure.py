@@ -271,6 +271,33 @@ def test_the_gazetteer_types_names_by_their_notes_and_finds_them_in_text() -> No
     assert g.digest() == gazetteer().digest()
 
 
+def test_the_first_words_two_of_a_vendor_s_products_share_name_their_family() -> None:
+    """ "SonarQube" of "SonarQube Server" and "SonarQube Community Build" is a product of
+    its own, found where the notes name it alone; the longer names stay theirs. Not a
+    plain English word ("Apache" of two Apache products), nor the vendor's name."""
+    notes = [
+        doc(folder, f"eol-{k}.md", f"---\ntitle: {title}\n---\nText.\n".encode())
+        for k, (folder, title) in enumerate(
+            [
+                ("SonarSource", "SonarQube Server"),
+                ("SonarSource", "SonarQube Community Build"),
+                ("Apache_Software_Foundation", "Apache Spark"),
+                ("Apache_Software_Foundation", "Apache Kafka"),
+                ("Oracle", "Oracle Linux"),
+                ("Oracle", "Oracle Database"),
+            ]
+        )
+    ]
+    g = gazetteer_of(notes)
+    family = g.lookup("SonarQube")
+    assert family is not None and family.type == "PRODUCT" and family.name == "SonarQube"
+    assert g.makers_of("SonarQube") == frozenset({"sonarsource"})
+    assert g.lookup("Apache") is None
+    assert g.lookup("Oracle") is not None and g.lookup("Oracle").type == "ORG"  # type: ignore[union-attr]
+    text = "It is a free version of the SonarQube platform, unlike SonarQube Server."
+    assert [h.surface for h in g.find(text)] == ["SonarQube", "SonarQube Server"]
+
+
 def test_a_one_word_name_english_hardly_has_is_found_in_lower_case_outside_code() -> None:
     def topic(name: str, slug: str) -> Any:
         data = f"---\ndisplay_name: {name}\ncreated_by: Ann Lee\n---\n{name} is a tool.\n"
