@@ -910,7 +910,7 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("tgt", "<", "owned", {"POS": {"IN": ["PROPN", "NOUN"]}}),
             ],
             [  # "its Safari web browser": the possessor is the organisation before it
-                _trigger({"LOWER": "its", "DEP": "poss"}),
+                _trigger({"LOWER": {"IN": ["its", "their"]}, "DEP": "poss"}),
                 _node("trigger", "<", "owned", {"POS": {"IN": ["PROPN", "NOUN"]}}),
             ],
         ],

@@ -81,7 +81,8 @@ The rules and what they find:
                           product"
 ``poss``                  PRODUCES: "V's X", "V's X computers" (a name before a word for a
                           kind of product or device; not a language: "V's JavaScript
-                          engine"), "its X web browser" (the one organisation before it)
+                          engine"), "its X web browser", "their headset, the X" (the one
+                          organisation before it)
 ``acquired``              ACQUIRED: "V acquired X (in YEAR)", "X was acquired by V", "V's
                           acquisition of X"
 ``support``               SUPPORTS: "commercial support for X is available through V",

@@ -571,6 +571,10 @@ def test_a_possessive_owns_the_name_of_a_kind_of_thing_and_its_is_the_one_organi
         if r.method == "pattern:poss"
     )
     assert safari.target_label == "PRODUCT"
+    # "their" as "its": "visionOS is Apple's system, included with their headset, the
+    # Apple Vision Pro"
+    their = "Xcode is Apple's tool, included with their laptops, the Swift MacBook."
+    assert ("Apple", "Swift MacBook") in {(s, t) for s, t, _ in _poss_details(extractor, their)}
     assert not _poss_details(extractor, "Red Hat sold Netflix its Xcode license.")  # two owners
     assert not _poss_details(extractor, "Xcode ships its Swift compiler.")  # no organisation
 
