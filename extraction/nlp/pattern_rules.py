@@ -185,6 +185,7 @@ EMBED = frozenset(["embeds", "embed", "embedding", "embedded", "bundles", "bundl
 #: Words of a whole and its parts ("X is part of Y", "a suite consisting of A, B and C").
 CONSIST = frozenset(["consisting", "consists", "consist", "composed"])
 COMPRISE = frozenset(["comprising", "comprises", "comprise"])
+INCLUDE = frozenset(["includes", "include"])
 #: Words of one product made to go with another ("integrates with Y", "compatible with
 #: Y", "designed to work with Y", "is packaged with Y").
 WITH_WORDS = frozenset(
@@ -632,8 +633,8 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("trigger", ">", "prep", _prep(["of"])),
                 _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
-            [  # "X comprises A and B"
-                _trigger({**_any(COMPRISE), "POS": "VERB"}),
+            [  # "X comprises A and B", "XAMPP also includes ... Apache Tomcat 7"
+                _trigger({**_any(COMPRISE | INCLUDE), "POS": "VERB"}),
                 _node("trigger", ">", "tgt", {"DEP": "dobj"}),
             ],
         ],

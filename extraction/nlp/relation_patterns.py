@@ -90,7 +90,8 @@ The rules and what they find:
 ``part_of``               RELATED_TO: "X is (included as) part of Y", "a component / feature
                           of Y" (Y a product: part of
                           an organisation is ``project_of``), "a suite consisting of A, B
-                          and C", "X comprises A and B"
+                          and C", "X comprises A and B", "X also includes tools such as
+                          A and B" (named: not "includes the CSS framework")
 ``certified``             RELATED_TO: "X is certified using the Java Compatibility Kit", "X
                           releases must pass the AQAvit quality verification suite" (Y a
                           product: the test suite a build is checked with)
@@ -144,6 +145,7 @@ from extraction.nlp.pattern_ends import (
     modifier_words,
 )
 from extraction.nlp.pattern_rules import (
+    INCLUDE,
     KIND_NOUNS,
     MAX_SENTENCE_TOKENS,
     OFFER_VERBS,
@@ -436,6 +438,10 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
             # "the fully managed Kubernetes service": a name in front of the service, not
             # its owner ("Amazon's managed broker service")
             targets = [m for m in targets if m.span.root.dep_ == "compound"]
+    if rule == "part_of" and trigger.lower_ in INCLUDE:
+        # what a product includes is named, not what names a plain noun it includes
+        # ("this includes the CSS framework": the framework is the product's own)
+        targets = [m for m in targets if m.span.root.dep_ != "compound"]
     if rule == "part_of" and not sources and _of_plain_noun(trigger):
         # "a suite of ... technologies consisting of vSphere, NSX, and vSAN": what the
         # suite is about consists of them

@@ -188,6 +188,12 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
             "part_of",
         ),
         (
+            "Argo CD also includes tools such as Keycloak and Logstash.",
+            None,
+            ("Argo CD", "Logstash"),
+            "part_of",
+        ),
+        (
             "It integrates seamlessly with Prometheus.",
             "Argo CD",
             ("Argo CD", "Prometheus"),
@@ -301,6 +307,14 @@ def test_each_rule_reads_its_shape(
 def test_a_definition_s_source_is_no_maker(extractor: Extractor) -> None:
     text = "As defined by Microsoft, Docker is a platform."
     assert not _typed(extractor, text), text
+
+
+def test_what_a_product_includes_is_named_not_a_name_of_its_own_plain_noun(
+    extractor: Extractor,
+) -> None:
+    found = _typed(extractor, "Argo CD includes the Keycloak framework and etcd.")
+    assert ("Argo CD", "RELATED_TO", "etcd") in found, found
+    assert ("Argo CD", "RELATED_TO", "Keycloak") not in found, found
 
 
 def test_a_sponsor_is_no_maker(extractor: Extractor) -> None:
