@@ -97,18 +97,18 @@ KIND_NOUNS = (PRODUCT_NOUNS | frozenset(["system"])) - frozenset(["distribution"
 #: Kubernetes", "a compiler for Clojure"), and a language for the platform it runs on
 #: ("a programming language for .NET", "a new language for the Java Virtual Machine",
 #: "a template language for PHP": over the corpus these four, each read right); not what
-#: merely targets one ("a desktop environment for Linux", "a suite for Windows"); a
-#: programming model for a platform's applications is built on it ("a coding and
-#: configuration model for Java applications").
+#: merely targets one ("a desktop environment for Linux", "a suite for Windows").
 FOR_NOUNS = frozenset(
     """
     tool tools controller controllers operator operators plugin plugins plug-in extension
     extensions addon add-on addons add-ons driver drivers provider providers wrapper binding
     bindings implementation system autoscaler framework library module modules sdk compiler
     transpiler port manager dashboard gateway proxy registry agent orchestrator scheduler
-    engine platform service distribution runtime toolkit language languages model
+    engine platform service distribution runtime toolkit language languages
     """.split()  # noqa: SIM905
 )
+#: What a model "for Y" is a model of, when it is built on Y ("a programming model").
+MODEL_KINDS = frozenset(["programming", "coding", "configuration", "application", "component"])
 #: Participles of "X is designed for Y".
 MADE_FOR = frozenset(
     ["designed", "built", "made", "intended", "tailored", "optimized", "optimised"]
@@ -561,6 +561,13 @@ PATTERNS: dict[str, tuple[str, list[list[dict[str, object]]]]] = {
                 _node("prep", ">", "what", {"DEP": "pobj", "POS": "NOUN"}),
                 _node("what", ">", "of", _prep(["of"])),
                 _node("of", ">", "tgt", {"DEP": "pobj"}),
+            ],
+            [  # "a coding and configuration model for Java applications": a model of
+                # programming, not a person modelling for a brand ("a fashion model for Y")
+                _trigger({"LOWER": "model", "DEP": {"IN": ["attr", "appos"]}}),
+                _node("trigger", ">", "kind", {"LOWER": {"IN": sorted(MODEL_KINDS)}}),
+                _node("trigger", ">", "prep", _prep(["for"])),
+                _node("prep", ">", "tgt", {"DEP": "pobj"}),
             ],
             [  # "a policy engine designed for Kubernetes"
                 _trigger({**_any(MADE_FOR), "TAG": "VBN"}),

@@ -317,6 +317,13 @@ def test_what_a_product_includes_is_named_not_a_name_of_its_own_plain_noun(
     assert ("Argo CD", "RELATED_TO", "Keycloak") not in found, found
 
 
+def test_a_model_for_a_platform_is_one_of_programming_not_a_person(extractor: Extractor) -> None:
+    text = "Kate Moss is a fashion model for Vue."
+    result = extractor.extract(text, ExtractionContext(known_entities=SEEDS))
+    assert not [r for r in result.relations if r.type == "BASED_ON"], result.relations
+    assert ("Kate Moss", "PERSON") in {(e.text, e.label) for e in result.entities}
+
+
 def test_a_sponsor_is_no_maker(extractor: Extractor) -> None:
     text = "Docker is developed by the Docker Project and sponsored by Microsoft."
     found = _typed(extractor, text)
