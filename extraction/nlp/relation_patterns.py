@@ -404,8 +404,12 @@ def _pairs(ends: Ends, rule: str, rtype: str, at: dict[str, Token]) -> Iterator[
         # web technologies such as TypeScript and Electron": the tools a thing is
         # written with, not one base
         return
-    if rule == "for_noun" and lists_things(at["tgt"]):
-        return  # "a service mesh for containers, Kubernetes and VMs": targets, not a base
+    if rule == "for_noun" and (
+        lists_things(at["tgt"]) or (trigger.lower_ == "model" and any(conjuncts(at["tgt"])))
+    ):
+        # "a service mesh for containers, Kubernetes and VMs": targets, not a base; "a
+        # programming model for C, C++, and Fortran" serves several languages
+        return
     serving = {
         c.lower_ for c in trigger.children if c.dep_ in ("compound", "nmod", "amod")
     } & SERVING_WORDS

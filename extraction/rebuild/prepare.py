@@ -23,7 +23,7 @@ from extraction.settings import ExtractionSettings
 #: Bump when extraction output changes for the same input: cached results of an
 #: older extractor are then recomputed, and the next rebuild extracts every note
 #: made with another version again (``documents.extractor_version``).
-EXTRACTOR_VERSION = "174"
+EXTRACTOR_VERSION = "175"
 
 
 Seed = tuple[str, str]

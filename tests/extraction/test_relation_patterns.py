@@ -318,6 +318,8 @@ def test_what_a_product_includes_is_named_not_a_name_of_its_own_plain_noun(
 
 
 def test_a_model_for_a_platform_is_one_of_programming_not_a_person(extractor: Extractor) -> None:
+    several = "Docker is a parallel programming model for Vue, Angular, and JavaScript."
+    assert not [f for f in _typed(extractor, several) if f[1] == "BASED_ON"]
     text = "Kate Moss is a fashion model for Vue."
     result = extractor.extract(text, ExtractionContext(known_entities=SEEDS))
     assert not [r for r in result.relations if r.type == "BASED_ON"], result.relations
