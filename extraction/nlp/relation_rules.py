@@ -148,8 +148,9 @@ CONFIDENCE: dict[tuple[str, str, str, str], float] = {
     # build_with: "a toolkit to build desktop applications with Java"; 4/6 sampled (the
     # wrong ones: programs written for ComputerCraft's computers are Lua; Blazor's
     # applications "with C#", a language the labels do not call its base), 2/2 gold:
-    # 6/8, the 0.75 floor of this confidence
-    ("BASED_ON", "pattern:build_with", "*", "*"): 0.45,  # 6/8
+    # 6/8, the 0.75 floor of this confidence; "written using Node.js", "implemented
+    # with jQuery", "written using the Ruby on Rails framework" (2026-11-30): 8/10
+    ("BASED_ON", "pattern:build_with", "*", "*"): 0.45,  # 8/10
     ("BASED_ON", "pattern:derived", "*", "*"): 0.45,  # 1/1
     ("BASED_ON", "pattern:powered", "*", "*"): 0.35,  # 2/3
     ("PRODUCES", "pattern:made_by", "*", "*"): 0.8,  # 37/39
