@@ -497,7 +497,7 @@ def _unenglish(subject: str) -> bool:
     """Whether a subject holds a word of three letters or more English hardly uses
     ("infoarena"; not "Climate change" nor "COVID-19")."""
     return any(
-        len(w) >= 3 and w.isalpha() and zipf_frequency(w.casefold(), "en") < _RARE_ZIPF
+        len(w) >= 3 and w.isalpha() and zipf_frequency(w.casefold(), "en") < _ENGLISH_ZIPF
         for w in re.sub(r"\([^)]*\)", "", subject).split()
     )
 
@@ -721,7 +721,7 @@ def site_names(body: str) -> tuple[str, ...]:
         if len(words) == 1 and not (
             sum(c.isupper() for c in text) >= 2
             or re.search("[a-z][A-Z]", text)
-            or zipf_frequency(text.casefold(), "en") < _RARE_ZIPF
+            or zipf_frequency(text.casefold(), "en") < _ENGLISH_ZIPF
         ):
             continue  # "Spark", "Calc": English words a link may well be about
         squashed = _squashed(text)
@@ -745,9 +745,6 @@ def site_names(body: str) -> tuple[str, ...]:
 def _squashed(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.casefold())
 
-
-#: Zipf frequency under which a word is no English word of its own ("Fluentd").
-_RARE_ZIPF = 3.0
 
 
 def note_facts(doc: SourceDocument) -> NoteFacts:
