@@ -746,7 +746,6 @@ def _squashed(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.casefold())
 
 
-
 def note_facts(doc: SourceDocument) -> NoteFacts:
     """The facts of one note's front matter and links (pure, never raises)."""
     meta = doc.metadata
