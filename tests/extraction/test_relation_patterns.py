@@ -65,6 +65,18 @@ def _typed(ex: Extractor, text: str, subject: str | None = None) -> set[tuple[st
     return {(s, t, o) for s, t, o, _ in _found(ex, text, subject)}
 
 
+def _typed_in(
+    ex: Extractor, text: str, ctx: ExtractionContext, *, patterns: bool = False
+) -> set[tuple[str, str, str]]:
+    """(source, type, target) of the relations found in ``text`` with ``ctx``'s seeds; with
+    ``patterns``, only those the dependency patterns found."""
+    return {
+        (r.source, r.type, r.target)
+        for r in ex.extract(text, ctx).relations
+        if not patterns or r.method.startswith("pattern:")
+    }
+
+
 @pytest.mark.parametrize(
     ("text", "subject", "expected", "rule"),
     [
@@ -725,23 +737,27 @@ def test_a_plain_noun_inside_a_plain_noun_is_the_name_in_it(extractor: Extractor
 
 
 def test_a_base_noun_the_model_misattached_is_still_read(extractor: Extractor) -> None:
-    def typed(text: str, *seeds: tuple[str, str]) -> set[tuple[str, str, str]]:
-        ctx = ExtractionContext(known_entities=seeds)
-        return {(r.source, r.type, r.target) for r in extractor.extract(text, ctx).relations}
-
     # a second complement ("open source, community-driven fork"), the shared corpus's words
     conj = (
         "OpenBao is an open source, community-driven fork of Hashicorp Vault managed by "
         "the Linux Foundation."
     )
-    found = typed(conj, ("OpenBao", "PRODUCT"), ("Hashicorp Vault", "PRODUCT"))
+    found = _typed_in(
+        extractor,
+        conj,
+        ExtractionContext(known_entities=(("OpenBao", "PRODUCT"), ("Hashicorp Vault", "PRODUCT"))),
+    )
     assert ("OpenBao", "BASED_ON", "Hashicorp Vault") in found
     # a participle read as a verb with its own subject ("with CPE licensed build")
     licensed = (
         "Amazon Corretto is a GPLv2 with CPE licensed build of the Open Java Development "
         "Kit (OpenJDK) with long-term support and patches from Amazon."
     )
-    found = typed(licensed, ("Amazon Corretto", "PRODUCT"), ("OpenJDK", "PRODUCT"))
+    found = _typed_in(
+        extractor,
+        licensed,
+        ExtractionContext(known_entities=(("Amazon Corretto", "PRODUCT"), ("OpenJDK", "PRODUCT"))),
+    )
     # ... of the declared name in brackets after the long one the model guessed
     assert ("Amazon Corretto", "BASED_ON", "OpenJDK") in found
     assert not [f for f in found if f[0] == "CPE" and f[1] != "MENTIONED_WITH"]
@@ -1136,15 +1152,16 @@ def test_people_at_an_organisation_make_what_it_makes(extractor: Extractor) -> N
         known_entities=(("NetBox", "PRODUCT"), ("DigitalOcean", "ORG"), ("Express", "PRODUCT"))
     )
 
-    def typed(text: str) -> set[tuple[str, str, str]]:
-        return {(r.source, r.type, r.target) for r in extractor.extract(text, ctx).relations}
-
     made = ("DigitalOcean", "PRODUCES", "NetBox")
-    assert made in typed("NetBox was developed by the network engineering team at DigitalOcean.")
-    assert made in typed("NetBox was conceived by the DigitalOcean team.")
+    assert made in _typed_in(
+        extractor, "NetBox was developed by the network engineering team at DigitalOcean.", ctx
+    )
+    assert made in _typed_in(extractor, "NetBox was conceived by the DigitalOcean team.", ctx)
     # people of no organisation, or the team behind a product: no maker
     assert not [
-        r for r in typed("NetBox was designed by the team behind Express.") if r[1] == "PRODUCES"
+        r
+        for r in _typed_in(extractor, "NetBox was designed by the team behind Express.", ctx)
+        if r[1] == "PRODUCES"
     ]
 
 
@@ -1178,26 +1195,21 @@ def test_a_parse_that_hides_the_subject_or_the_head(extractor: Extractor) -> Non
         )
     )
 
-    def typed(text: str) -> set[tuple[str, str, str]]:
-        return {
-            (r.source, r.type, r.target)
-            for r in extractor.extract(text, ctx).relations
-            if r.method.startswith("pattern:")
-        }
-
     angular = "AngularJS, referred to as Angular 1, was built and maintained by Google."
-    assert ("Google", "PRODUCES", "AngularJS") in typed(angular)
+    assert ("Google", "PRODUCES", "AngularJS") in _typed_in(extractor, angular, ctx, patterns=True)
     ie = (
         "Internet Explorer is a proprietary and no longer recommended web browser "
         "developed by Microsoft."
     )
-    assert ("Microsoft", "PRODUCES", "Internet Explorer") in typed(ie)
+    assert ("Microsoft", "PRODUCES", "Internet Explorer") in _typed_in(
+        extractor, ie, ctx, patterns=True
+    )
     semeru = (
         "The IBM Semeru Runtimes are free production-ready binaries built with the OpenJDK "
         "class libraries and the Eclipse OpenJ9 JVM. Release builds pass the full suite of "
         "open tests that are available from the Eclipse AQAvit project."
     )
-    found = typed(semeru)
+    found = _typed_in(extractor, semeru, ctx, patterns=True)
     assert {
         ("IBM Semeru Runtimes", "BASED_ON", "OpenJDK"),
         ("IBM Semeru Runtimes", "BASED_ON", "OpenJ9"),
@@ -1243,23 +1255,26 @@ def test_the_examples_a_plain_noun_gives_are_its_names(extractor: Extractor) -> 
         )
     )
 
-    def typed(text: str) -> set[tuple[str, str, str]]:
-        return {
-            (r.source, r.type, r.target)
-            for r in extractor.extract(text, ctx).relations
-            if r.method.startswith("pattern:")
-        }
-
-    found = typed(
+    found = _typed_in(
+        extractor,
         "Stormshield Network Security is compatible with hypervisors such as VMware ESXi, "
-        "Microsoft Hyper-V or KVM."
+        "Microsoft Hyper-V or KVM.",
+        ctx,
+        patterns=True,
     )
     for hypervisor in ("VMware ESXi", "Microsoft Hyper-V", "KVM"):
         assert ("Stormshield Network Security", "RELATED_TO", hypervisor) in found, found
-    found = typed("Kubernetes supports a range of container tools, including Docker.")
+    found = _typed_in(
+        extractor,
+        "Kubernetes supports a range of container tools, including Docker.",
+        ctx,
+        patterns=True,
+    )
     assert ("Kubernetes", "RELATED_TO", "Docker") in found, found
     uses = "Visual Studio uses development platforms such as Windows API."
-    assert not [r for r in typed(uses) if r[2] == "Windows API"], typed(uses)
+    assert not [
+        r for r in _typed_in(extractor, uses, ctx, patterns=True) if r[2] == "Windows API"
+    ], _typed_in(extractor, uses, ctx, patterns=True)
     tomcat = (
         "Apache Tomcat is a web server that implements various Jakarta web specifications, "
         "including JSP, Servlets, and WebSockets."
